@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The interface between the SCSI layer and a backstore (handlers/).
+//
+// The SCSI layer turns a CDB into block_io requests in bytes; a backstore
+// executes them asynchronously and calls block_io::done->io_done() exactly
+// once with 0 (or the byte count) on success or -errno on failure. A
+// backstore never sees CDBs, sense data or rings.
+//
+// Threading: one backend_queue per ring queue, used only by that queue's
+// thread. backstore itself is shared by all queues of a device and must be
+// safe to call from any of them (it is read-mostly: size, capabilities).
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tcmud/io_completion.h"
+#include "tcmud/io_engine.h"
+
+namespace tcmud {
+
+enum class block_op : uint8_t {
+	read,
+	write,
+	flush,        // make everything written so far durable
+	discard,      // deallocate; later reads return zeroes (see backstore_caps)
+	write_zeroes, // write zeroes over [offset, offset + length)
+};
+
+// One backstore request. Owned by the caller (a command slot) and kept alive
+// until done->io_done() has been called. A backstore may use `progress` and
+// `scratch_iov` to resume after a short read or write; their capacity is
+// kept across reuse of the slot so the hot path does not allocate.
+struct block_io {
+	block_op op = block_op::read;
+	bool fua = false;            // write: durable before completion
+	uint64_t offset = 0;         // bytes
+	uint64_t length = 0;         // bytes (read/write: sum of iov lengths)
+	std::span<const iovec> iov;  // read/write buffers, already bounds-checked
+	io_completion *done = nullptr;
+
+	uint64_t progress = 0;
+	std::vector<iovec> scratch_iov;
+};
+
+struct backstore_caps {
+	bool discard = false;        // discard really deallocates
+	bool discard_zeroes = false; // reads after discard return zeroes (LBPRZ)
+	bool write_zeroes = false;
+	uint32_t optimal_io_bytes = 0; // 0: unknown
+};
+
+class backend_queue {
+public:
+	virtual ~backend_queue() = default;
+	virtual void submit(block_io &io) = 0;
+};
+
+class backstore {
+public:
+	virtual ~backstore() = default;
+	virtual uint64_t size_bytes() const = 0;
+	virtual backstore_caps caps() const = 0;
+	// A per-queue I/O channel submitting through that queue's io_engine.
+	virtual std::unique_ptr<backend_queue> open_queue(io_engine &engine) = 0;
+};
+
+// What a device's configuration hands to a handler: the cfgstring after
+// "<subtype>/", the device size the kernel was told, and the block size.
+struct backstore_config {
+	std::string subtype;
+	std::string cfgstring;
+	uint64_t dev_size = 0;
+	uint32_t block_size = 512;
+	std::string log_prefix;  // "subtype/devname:" for log lines
+};
+
+// A handler: one per backstore type, registered by name. Names match exactly.
+struct handler_ops {
+	std::string_view subtype;
+	std::string_view config_desc;  // shown by targetcli (ConfigDesc)
+	// Returns an empty string if cfgstring is acceptable, else the reason.
+	std::string (*check_config)(std::string_view cfgstring);
+	// Returns the backstore or sets *error (negative errno) and *reason.
+	std::unique_ptr<backstore> (*open)(const backstore_config &cfg,
+					   int *error, std::string *reason);
+};
+
+} // namespace tcmud
