@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything tcmud needs to build and test on Debian 12, with apt-get
+# only. Idempotent: when every package is present it changes nothing and does
+# not even refresh the package lists.
+set -euo pipefail
+
+packages=(
+	# build
+	g++ meson ninja-build pkg-config
+	liburing-dev libnl-3-dev libnl-genl-3-dev libglib2.0-dev catch2
+	# the VM test bed: emulator, guest userland pieces, tools the guest runs
+	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
+	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
+	# benchmark counts (callgrind)
+	valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
