@@ -1,0 +1,56 @@
+#!/bin/bash
+# Stage 2 of the guest, PID 1 after switch_root: the host's root file system
+# (read-only 9p under a tmpfs overlay) with the host's own tools. Runs the
+# scenarios the host listed in /vm-out/plan, one after another in this one
+# boot, and leaves each one's log and exit status in /vm-out for the host.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+hostname tcmud-vm
+
+out=/vm-out
+# shellcheck source=/dev/null
+. "$out/plan.env"   # TCMUD_SRC, TCMUD_BUILD, TCMUD_KERNEL_ROOT, TCMUD_KMOD, scenario timeout
+export TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_SCENARIO_TIMEOUT TCMUD_VM_OUT=$out
+mkdir -p /lib/modules
+mount --bind "$TCMUD_KERNEL_ROOT/lib/modules" /lib/modules
+sysctl -qw kernel.hung_task_timeout_secs=60 2>/dev/null
+echo 1 > /proc/sys/kernel/sysrq
+
+echo "guest: up after $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"
+: > "$out/results"
+while read -r name; do
+	[ -n "$name" ] || continue
+	script=$TCMUD_SRC/tests/vm/scenarios/$name.sh
+	echo "guest: scenario $name"
+	echo "tcmud-vm: scenario $name start" > /dev/kmsg
+	start=$(date +%s)
+	if [ -f "$script" ]; then
+		(cd /tmp && timeout -k 15 "$TCMUD_SCENARIO_TIMEOUT" bash "$script") > "$out/$name.log" 2>&1
+		rc=$?
+	else
+		echo "no such scenario: $script" > "$out/$name.log"
+		rc=127
+	fi
+	echo "tcmud-vm: scenario $name end" > /dev/kmsg
+	echo "$name $rc $(( $(date +%s) - start ))" >> "$out/results"
+	echo "guest: scenario $name exit $rc"
+done < "$out/plan"
+
+dmesg > "$out/dmesg.log"
+echo "guest: done after $(cut -d' ' -f1 /proc/uptime) s"
+sync
+/bin/busybox poweroff -f

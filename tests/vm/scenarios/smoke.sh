@@ -1,0 +1,6 @@
+# The guest comes up with the host's tools and the pinned kernel's modules.
+set -eu
+uname -r
+modprobe configfs
+lsmod | head
+command -v fio sg_inq targetcli
