@@ -7,6 +7,8 @@
 // and reaped by one io_uring_enter() loop with no locks.
 #include <liburing.h>
 
+#include <cerrno>
+
 #include "tcmud/io_completion.h"
 
 namespace tcmud {
@@ -16,6 +18,22 @@ public:
 	// Returns a cleared SQE whose user_data is already set to `done`, or
 	// nullptr if the submission queue is full even after flushing it.
 	virtual io_uring_sqe *get_sqe(io_completion *done) = 0;
+
+	// For a caller that got nullptr from get_sqe() and must not drop its
+	// work: the engine calls waiter->io_done(0) once, on this queue's
+	// thread, after its next round of submitting and reaping, when entries
+	// may be free again. The caller then retries get_sqe().
+	virtual void wait_for_sqe(io_completion *waiter) = 0;
+
+	// Registers fd as a fixed file (use with IOSQE_FIXED_FILE), which saves
+	// a file-table lookup per I/O. Returns the index or -errno; on error the
+	// caller simply keeps using the plain fd.
+	virtual int register_file(int fd)
+	{
+		(void)fd;
+		return -EOPNOTSUPP;
+	}
+	virtual void unregister_file(int index) { (void)index; }
 
 protected:
 	~io_engine() = default;

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "io/uring_engine.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/log.h"
+
+namespace tcmud {
+namespace {
+
+constexpr uint64_t internal_tag = 1;
+
+// Most wanted first. SINGLE_ISSUER + DEFER_TASKRUN (6.1) keep completion
+// work on our own thread, run when we enter the kernel anyway; COOP_TASKRUN
+// (5.19) at least avoids interrupting us with IPIs. TASKRUN_FLAG tells
+// liburing when pending work needs an enter before a peek can see it.
+constexpr unsigned setup_attempts[] = {
+	IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+	IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN |
+		IORING_SETUP_TASKRUN_FLAG,
+	IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+	0,
+};
+
+// Completions are copied out in chunks and the CQ advanced before any is
+// dispatched, so handlers that submit more work find the CQ space free.
+constexpr unsigned reap_chunk = 32;
+
+} // namespace
+
+std::unique_ptr<uring_engine> uring_engine::create(const uring_options &opts,
+						   int *error)
+{
+	std::unique_ptr<uring_engine> engine(new uring_engine());
+	int ret = engine->setup(opts);
+	if (ret < 0) {
+		*error = ret;
+		return nullptr;
+	}
+	return engine;
+}
+
+int uring_engine::setup(const uring_options &opts)
+{
+	int ret = -EINVAL;
+	for (unsigned flags : setup_attempts) {
+		if (!opts.defer_taskrun && (flags & IORING_SETUP_DEFER_TASKRUN))
+			continue;
+		io_uring_params params{};
+		params.flags = flags;
+		ret = io_uring_queue_init_params(opts.entries, &ring_, &params);
+		// EINVAL: this kernel does not know one of the flags; try fewer.
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret < 0)
+		return ret;
+	ring_ready_ = true;
+	fixed_files_.assign(opts.fixed_files, -1);
+	waiters_.reserve(64);
+	waiters_running_.reserve(64);
+	waker_ = std::make_unique<wake_channel>(*this);
+	return waker_->open();
+}
+
+uring_engine::~uring_engine()
+{
+	if (!ring_ready_)
+		return;
+	drain_for_exit();
+	io_uring_queue_exit(&ring_);
+}
+
+// The kernel may still be writing into buffers of requests in flight, and
+// those buffers belong to objects about to be freed: cancel everything and
+// wait (bounded) for the last CQEs, without dispatching them.
+void uring_engine::drain_for_exit()
+{
+	if (io_uring_sqe *sqe = next_sqe(0)) {
+		io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+	}
+	unsigned idle_rounds = 0;
+	while (in_flight_ > 0 && idle_rounds < 20) {
+		__kernel_timespec ts{.tv_sec = 0, .tv_nsec = 50'000'000};
+		io_uring_cqe *cqe = nullptr;
+		int ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+		if (ret < 0 && ret != -ETIME && ret != -EINTR)
+			break;
+		unsigned head, seen = 0;
+		io_uring_for_each_cqe(&ring_, head, cqe) {
+			if (cqe->user_data != LIBURING_UDATA_TIMEOUT &&
+			    !(cqe->flags & IORING_CQE_F_MORE) && in_flight_ > 0)
+				in_flight_--;
+			seen++;
+		}
+		io_uring_cq_advance(&ring_, seen);
+		idle_rounds = seen ? 0 : idle_rounds + 1;
+	}
+	if (in_flight_ > 0)
+		log_warn("", "io: %u operations still in flight at ring exit",
+			 in_flight_);
+}
+
+io_uring_sqe *uring_engine::next_sqe(uint64_t user_data)
+{
+	io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
+	if (!sqe) {
+		// Full: hand what is queued to the kernel and try once more.
+		io_uring_submit(&ring_);
+		sqe = io_uring_get_sqe(&ring_);
+		if (!sqe)
+			return nullptr;
+	}
+	memset(sqe, 0, sizeof(*sqe));
+	io_uring_sqe_set_data64(sqe, user_data);
+	in_flight_++;
+	return sqe;
+}
+
+io_uring_sqe *uring_engine::get_sqe(io_completion *done)
+{
+	return next_sqe(reinterpret_cast<uintptr_t>(done));
+}
+
+io_uring_sqe *uring_engine::get_sqe_for(cqe_handler *handler)
+{
+	return next_sqe(reinterpret_cast<uintptr_t>(handler) | internal_tag);
+}
+
+void uring_engine::wait_for_sqe(io_completion *waiter)
+{
+	waiters_.push_back(waiter);
+}
+
+int uring_engine::submit()
+{
+	int ret = io_uring_submit(&ring_);
+	return ret < 0 ? ret : 0;
+}
+
+int uring_engine::run_once(unsigned min_complete, const __kernel_timespec *timeout)
+{
+	int ret;
+	if (min_complete == 0) {
+		// With DEFER_TASKRUN completions are only posted inside an
+		// enter, so a non-waiting round must still enter once.
+		ret = io_uring_submit_and_get_events(&ring_);
+	} else {
+		io_uring_cqe *cqe = nullptr;
+		__kernel_timespec ts{};
+		if (timeout)
+			ts = *timeout;
+		ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, min_complete,
+						       timeout ? &ts : nullptr,
+						       nullptr);
+	}
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN &&
+	    ret != -EBUSY)
+		return ret;
+	int reaped = reap();
+	call_waiters();
+	collect_finished_watches();
+	return reaped;
+}
+
+int uring_engine::run()
+{
+	while (!stop_requested()) {
+		int ret = run_once(1);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int uring_engine::reap()
+{
+	int total = 0;
+	for (;;) {
+		io_uring_cqe batch[reap_chunk];
+		unsigned head, n = 0;
+		io_uring_cqe *cqe;
+		io_uring_for_each_cqe(&ring_, head, cqe) {
+			batch[n++] = *cqe;
+			if (n == reap_chunk)
+				break;
+		}
+		if (n == 0)
+			return total;
+		io_uring_cq_advance(&ring_, n);
+		for (unsigned i = 0; i < n; i++)
+			dispatch(batch[i]);
+		total += static_cast<int>(n);
+	}
+}
+
+void uring_engine::dispatch(const io_uring_cqe &cqe)
+{
+	uint64_t data = cqe.user_data;
+	if (data == LIBURING_UDATA_TIMEOUT)
+		return; // liburing's own wait timeout on kernels without EXT_ARG
+	if (!(cqe.flags & IORING_CQE_F_MORE) && in_flight_ > 0)
+		in_flight_--;
+	if (data == 0)
+		return; // fire-and-forget (cancellations)
+	if (data & internal_tag) {
+		auto *handler = reinterpret_cast<cqe_handler *>(data & ~internal_tag);
+		handler->on_cqe(cqe.res, cqe.flags);
+		return;
+	}
+	reinterpret_cast<io_completion *>(data)->io_done(cqe.res);
+}
+
+void uring_engine::call_waiters()
+{
+	if (waiters_.empty())
+		return;
+	// A waiter that still finds no room queues itself again; it must land
+	// in the next round, not this one, or it would spin here.
+	waiters_running_.swap(waiters_);
+	for (io_completion *waiter : waiters_running_)
+		waiter->io_done(0);
+	waiters_running_.clear();
+}
+
+int uring_engine::watch_readable(int fd, io_completion *target)
+{
+	size_t id = 0;
+	while (id < watches_.size() && watches_[id])
+		id++;
+	if (id == watches_.size())
+		watches_.emplace_back();
+	watches_[id] = std::make_unique<fd_watch>(*this, fd, target);
+	watches_[id]->arm();
+	return static_cast<int>(id);
+}
+
+void uring_engine::unwatch(int watch_id)
+{
+	if (watch_id < 0 || static_cast<size_t>(watch_id) >= watches_.size())
+		return;
+	if (watches_[watch_id])
+		watches_[watch_id]->cancel();
+}
+
+// A cancelled watch is freed only once its last CQE has come back, since
+// that CQE carries the watch's address.
+void uring_engine::collect_finished_watches()
+{
+	for (auto &watch : watches_) {
+		if (watch && watch->finished())
+			watch.reset();
+	}
+}
+
+void uring_engine::set_wake_handler(io_completion *handler)
+{
+	waker_->set_handler(handler);
+}
+
+int uring_engine::wake()
+{
+	return waker_->notify();
+}
+
+void uring_engine::request_stop()
+{
+	stop_.store(true, std::memory_order_release);
+	wake();
+}
+
+bool uring_engine::stop_requested() const
+{
+	return stop_.load(std::memory_order_acquire);
+}
+
+int uring_engine::register_file(int fd)
+{
+	if (!fixed_files_registered_) {
+		int ret = io_uring_register_files_sparse(
+			&ring_, static_cast<unsigned>(fixed_files_.size()));
+		if (ret < 0)
+			return ret;
+		fixed_files_registered_ = true;
+	}
+	for (size_t slot = 0; slot < fixed_files_.size(); slot++) {
+		if (fixed_files_[slot] != -1)
+			continue;
+		int ret = io_uring_register_files_update(
+			&ring_, static_cast<unsigned>(slot), &fd, 1);
+		if (ret < 0)
+			return ret;
+		fixed_files_[slot] = fd;
+		return static_cast<int>(slot);
+	}
+	return -ENFILE;
+}
+
+void uring_engine::unregister_file(int index)
+{
+	if (index < 0 || static_cast<size_t>(index) >= fixed_files_.size() ||
+	    fixed_files_[index] == -1)
+		return;
+	int none = -1;
+	io_uring_register_files_update(&ring_, static_cast<unsigned>(index),
+				       &none, 1);
+	fixed_files_[index] = -1;
+}
+
+} // namespace tcmud

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// One queue's io_uring and the loop that drives it.
+//
+// Ownership: a uring_engine belongs to one thread, the one that creates it
+// (with IORING_SETUP_SINGLE_ISSUER the kernel binds the ring to its creator)
+// and calls run_once(). Only wake() and request_stop() may be called from
+// other threads. Completions are dispatched on the owning thread, in
+// batches, each exactly once.
+//
+// user_data is either an io_completion pointer (bit 0 clear: objects are
+// aligned) or, with bit 0 set, one of the engine's own cqe_handlers.
+#include <liburing.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "io/cqe_handler.h"
+#include "io/fd_watch.h"
+#include "io/wake_channel.h"
+#include "tcmud/io_engine.h"
+
+namespace tcmud {
+
+struct uring_options {
+	unsigned entries = 256;     // submission queue size (CQ is twice that)
+	bool defer_taskrun = true;  // false: never ask for DEFER_TASKRUN
+	unsigned fixed_files = 16;  // slots for register_file()
+};
+
+class uring_engine final : public io_engine {
+public:
+	// Returns nullptr and sets *error (-errno) if no ring can be set up.
+	static std::unique_ptr<uring_engine> create(const uring_options &opts,
+						    int *error);
+	~uring_engine();
+	uring_engine(const uring_engine &) = delete;
+	uring_engine &operator=(const uring_engine &) = delete;
+
+	io_uring_sqe *get_sqe(io_completion *done) override;
+	void wait_for_sqe(io_completion *waiter) override;
+	int register_file(int fd) override;
+	void unregister_file(int index) override;
+
+	// Submits pending SQEs, waits until min_complete completions are ready
+	// or the timeout passes (nullptr: no timeout; min_complete 0: do not
+	// wait), then dispatches every ready completion. Returns the number of
+	// completions dispatched, or -errno if the ring itself failed.
+	int run_once(unsigned min_complete, const __kernel_timespec *timeout = nullptr);
+	// run_once(1) until request_stop(); returns 0 or the first ring error.
+	int run();
+	// Pushes pending SQEs to the kernel without waiting.
+	int submit();
+
+	// Calls target->io_done(revents) on the owning thread each time fd
+	// becomes readable (multishot POLLIN, re-armed when the kernel ends it),
+	// or io_done(-errno) once if the watch fails. Returns a watch id >= 0 or
+	// -errno. After unwatch() the target is never called again.
+	int watch_readable(int fd, io_completion *target);
+	void unwatch(int watch_id);
+
+	// handler->io_done(count) runs on the owning thread after wake().
+	void set_wake_handler(io_completion *handler);
+	// Any thread: make run_once() return soon (and call the wake handler).
+	int wake();
+	// Any thread: wake and make run() return.
+	void request_stop();
+	bool stop_requested() const;
+
+	// For the engine's own helpers: an SQE whose completion goes to
+	// handler->on_cqe() with the CQE flags. nullptr if the SQ is full.
+	io_uring_sqe *get_sqe_for(cqe_handler *handler);
+
+	unsigned setup_flags() const { return ring_.flags; }
+	// Operations submitted (or prepared) whose last CQE has not arrived.
+	unsigned in_flight() const { return in_flight_; }
+
+private:
+	uring_engine() = default;
+	int setup(const uring_options &opts);
+	io_uring_sqe *next_sqe(uint64_t user_data);
+	int reap();
+	void dispatch(const io_uring_cqe &cqe);
+	void call_waiters();
+	void collect_finished_watches();
+	void drain_for_exit();
+
+	io_uring ring_{};
+	bool ring_ready_ = false;
+	unsigned in_flight_ = 0;
+	std::vector<io_completion *> waiters_;
+	std::vector<io_completion *> waiters_running_;
+	std::vector<int> fixed_files_; // -1: free slot
+	bool fixed_files_registered_ = false;
+	std::vector<std::unique_ptr<fd_watch>> watches_;
+	std::unique_ptr<wake_channel> waker_;
+	std::atomic<bool> stop_{false};
+};
+
+} // namespace tcmud
