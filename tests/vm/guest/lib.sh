@@ -1,0 +1,131 @@
+# Helpers for VM scenarios, sourced by tests/vm/scenarios/*.sh inside the
+# guest. They drive LIO through configfs directly (targetcli is 30-45 s per
+# command under TCG) and leave no target behind when the scenario exits, so
+# the next scenario in the same boot starts from a clean slate.
+set -euo pipefail
+
+CONFIGFS=/sys/kernel/config
+TARGET=$CONFIGFS/target
+: "${TCMUD_SRC:?}" "${TCMUD_BUILD:?}"
+
+log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }
+expect_match() { [[ $1 =~ $2 ]] || fail "${3:-value}: '$1' does not match /$2/"; }
+
+# Loads configfs, LIO core, TCMU (ours when TCMUD_KMOD names a directory
+# with uio.ko and target_core_user.ko), tcm_loop, fileio and the SCSI
+# upper drivers. Safe to call more than once per boot.
+load_target_stack() {
+	modprobe configfs
+	mountpoint -q $CONFIGFS || mount -t configfs configfs $CONFIGFS
+	modprobe target_core_mod
+	# rtslib's save location on Debian; must be set before any device exists.
+	[ -d /etc/rtslib-fb-target ] || mkdir -p /etc/rtslib-fb-target
+	echo /etc/rtslib-fb-target > $TARGET/dbroot 2>/dev/null || true
+	if [ -n "${TCMUD_KMOD:-}" ]; then
+		lsmod | grep -q '^uio ' || insmod "$TCMUD_KMOD/uio.ko"
+		lsmod | grep -q '^target_core_user ' || insmod "$TCMUD_KMOD/target_core_user.ko"
+	else
+		modprobe target_core_user
+	fi
+	modprobe tcm_loop
+	modprobe target_core_file
+	modprobe sd_mod
+	modprobe sg
+}
+
+# create_fileio_backstore NAME FILE SIZE_BYTES -> prints the backstore's configfs dir
+create_fileio_backstore() {
+	local dir=$TARGET/core/fileio_0/$1
+	mkdir -p "$dir"
+	echo "fd_dev_name=$2,fd_dev_size=$3" > "$dir/control"
+	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
+	echo 1 > "$dir/enable"
+	echo "$dir"
+}
+
+# create_user_backstore NAME SUBTYPE CFGSTRING SIZE_BYTES [SERIAL]
+#   -> prints the backstore's configfs dir (a TCMU device: /dev/uioN appears)
+create_user_backstore() {
+	local dir=$TARGET/core/user_0/$1
+	mkdir -p "$dir"
+	echo "dev_config=$2/$3" > "$dir/control"
+	echo "dev_size=$4" > "$dir/control"
+	echo "${5:-$1-serial}" > "$dir/wwn/vpd_unit_serial"
+	echo 1 > "$dir/enable"
+	echo "$dir"
+}
+
+# export_via_loop BACKSTORE_DIR -> prints /dev/sdX once it exists.
+# The nexus must be written before the LUN is linked: the other order leaves
+# no disk and a target that cannot be removed without a reboot.
+export_via_loop() {
+	local bs=$1 n wwn tpg addr sd
+	n=$(ls $TARGET/loopback 2>/dev/null | grep -c '^naa\.' || true)
+	wwn=naa.50014050000000$(printf '%02x' $((n + 1)))
+	tpg=$TARGET/loopback/$wwn/tpgt_1
+	mkdir -p "$tpg/lun/lun_0"
+	echo "naa.50014059000000$(printf '%02x' $((n + 1)))" > "$tpg/nexus"
+	ln -s "$bs" "$tpg/lun/lun_0/$(basename "$bs")"
+	addr=$(cat "$tpg/address")  # host:channel:target
+	for _ in $(seq 100); do
+		sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
+		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
+		sleep 0.2
+	done
+	fail "no /dev/sdX for $bs at $addr:0"
+}
+
+# The sg node of a /dev/sdX.
+sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
+
+# Removes every loopback target and backstore (LUNs first, then TPGs,
+# targets, devices), whatever the scenario left.
+remove_all_targets() {
+	local t tpg lun link
+	for t in $TARGET/loopback/naa.*; do
+		[ -d "$t" ] || continue
+		for tpg in "$t"/tpgt_*; do
+			for lun in "$tpg"/lun/lun_*; do
+				[ -d "$lun" ] || continue
+				for link in "$lun"/*; do [ -L "$link" ] && rm -f "$link"; done
+				rmdir "$lun"
+			done
+			echo NULL > "$tpg/nexus" 2>/dev/null || true
+			rmdir "$tpg"
+		done
+		rmdir "$t"
+	done
+	for d in $TARGET/core/*_*/*/; do
+		[ -d "$d" ] && [ "$(basename "$d")" != alua ] && rmdir "$d" 2>/dev/null || true
+	done
+	for h in $TARGET/core/*_*; do [ -d "$h" ] && rmdir "$h" 2>/dev/null || true; done
+}
+
+# fio_write_verify DEV SIZE: writes SIZE of random-sized blocks with crc32c
+# checksums through O_DIRECT, then reads every block back and checks it.
+fio_write_verify() {
+	fio --name=write-verify --filename="$1" --size="$2" --direct=1 \
+		--ioengine=libaio --iodepth=16 --rw=randwrite --bsrange=4k-128k \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 \
+		--output-format=terse --terse-version=3 >/tmp/fio.terse \
+		|| { cat /tmp/fio.terse; fail "fio write+verify on $1"; }
+	log "fio write+verify of $2 on $1 passed"
+}
+
+# Daemons a scenario started, stopped only after the targets are gone: a
+# TCMU device whose daemon died first makes the LUN's last SYNCHRONIZE CACHE
+# wait for the kernel's command timeout.
+daemons_to_stop=()
+stop_on_exit() { daemons_to_stop+=("$1"); }
+
+cleanup_scenario() {
+	local rc=$? pid
+	remove_all_targets 2>/dev/null || true
+	for pid in "${daemons_to_stop[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	exit $rc
+}
+trap cleanup_scenario EXIT
