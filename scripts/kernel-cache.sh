@@ -33,7 +33,9 @@ fetch_and_unpack() {
 	rm -rf "$dir.tmp"
 	mkdir -p "$dir.tmp/debs" "$dir.tmp/root"
 	log "downloading ${pkgs[*]}"
-	if ! (cd "$dir.tmp/debs" && apt-get download -q "${pkgs[@]}" >&2); then
+	if ! (cd "$dir.tmp/debs" && apt-get download -q "${pkgs[@]}" >&2) &&
+	   ! { log "refreshing package lists and retrying"; apt-get update -qq >&2 &&
+	       (cd "$dir.tmp/debs" && apt-get download -q "${pkgs[@]}" >&2); }; then
 		log "apt-get download failed; 'apt-get update' may be needed, or the pinned"
 		log "version $ver is gone from the mirror: bump scripts/kernel.pin"
 		return 1

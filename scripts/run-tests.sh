@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds, runs the unit
+# tests, then the VM suite (one boot of the stock kernel; one boot with the
+# patched modules when kmod/ has scenarios), and ends with one line:
+# "N passed, N failed" — each unit-test program and each VM scenario counts once.
+#
+#   scripts/run-tests.sh [--no-vm] [--build DIR]
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+cd "$src"
+build=build vm=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-vm) vm=0; shift ;;
+	--build) build=$2; shift 2 ;;
+	*) echo "usage: $0 [--no-vm] [--build DIR]" >&2; exit 2 ;;
+	esac
+done
+passed=0 failed=0
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+scripts/install-deps.sh || { echo "dependency installation failed"; failed=1; finish; }
+
+if [ -f "$build/build.ninja" ]; then
+	meson setup --reconfigure "$build" >/dev/null
+else
+	meson setup "$build"
+fi && ninja -C "$build" || { echo "build failed"; failed=$((failed + 1)); finish; }
+
+meson test -C "$build" --suite unit --print-errorlogs
+while read -r result; do
+	if [ "$result" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done < <(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    print(json.loads(line)["result"])' "$build/meson-logs/testlog.json")
+
+[ "$vm" = 1 ] || finish
+
+# run_vm_suite LIST [tests/vm/run options...]
+run_vm_suite() {
+	local list=$1 out=$build/vm-out/$(basename "$1" .list) scenarios
+	shift
+	mapfile -t scenarios < <(grep -v '^\s*\(#\|$\)' "$list")
+	[ ${#scenarios[@]} -gt 0 ] || return 0
+	tests/vm/run --build "$build" --out "$out" "$@" "${scenarios[@]}"
+	local name verdict
+	for name in "${scenarios[@]}"; do
+		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
+		if [ "$verdict" = pass ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	done
+}
+
+run_vm_suite tests/vm/stock.list
+if grep -qv '^\s*\(#\|$\)' tests/vm/patched.list; then
+	if kmod/build.sh "$build/kmod"; then
+		run_vm_suite tests/vm/patched.list --kmod "$build/kmod"
+	else
+		echo "kmod build failed"
+		failed=$((failed + 1))
+	fi
+fi
+finish
