@@ -73,7 +73,8 @@ public:
 	io_uring_sqe *get_sqe_for(cqe_handler *handler);
 
 	unsigned setup_flags() const { return ring_.flags; }
-	// Operations submitted (or prepared) whose last CQE has not arrived.
+	// Operations submitted (or prepared) whose last CQE has not arrived,
+	// the engine's own wake-channel read (always one) included.
 	unsigned in_flight() const { return in_flight_; }
 
 private:

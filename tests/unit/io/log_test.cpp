@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The daemon logger: level filtering, the device prefix and the sink hook.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "log/log.h"
+
+using namespace tcmud;
+
+namespace {
+
+struct captured_line {
+	log_level level;
+	std::string text;
+};
+
+void capture(void *ctx, log_level level, std::string_view line)
+{
+	static_cast<std::vector<captured_line> *>(ctx)->push_back(
+		{level, std::string(line)});
+}
+
+// Installs the capturing sink for one test and restores stderr after it.
+struct capture_scope {
+	std::vector<captured_line> lines;
+	log_level saved = get_log_level();
+	capture_scope() { set_log_sink(capture, &lines); }
+	~capture_scope()
+	{
+		set_log_sink(nullptr, nullptr);
+		set_log_level(saved);
+	}
+};
+
+} // namespace
+
+TEST_CASE("a log line carries the device prefix before the message", "[log]")
+{
+	capture_scope cap;
+	log_error("file/lun0:", "cannot open %s", "/img");
+	REQUIRE(cap.lines.size() == 1);
+	CHECK(cap.lines[0].text == "file/lun0: cannot open /img");
+	CHECK(cap.lines[0].level == log_level::error);
+}
+
+TEST_CASE("lines below the current level are dropped", "[log]")
+{
+	capture_scope cap;
+	set_log_level(log_level::warn);
+	log_info("", "not shown");
+	log_debug("", "not shown");
+	log_warn("", "shown");
+	REQUIRE(cap.lines.size() == 1);
+	CHECK(cap.lines[0].text == "shown");
+	CHECK_FALSE(log_enabled(log_level::info));
+	CHECK(log_enabled(log_level::error));
+}
+
+TEST_CASE("an overlong message is cut, not overflowed", "[log]")
+{
+	capture_scope cap;
+	std::string huge(5000, 'x');
+	log_error("p:", "%s", huge.c_str());
+	REQUIRE(cap.lines.size() == 1);
+	CHECK(cap.lines[0].text.size() < 1100);
+	CHECK(cap.lines[0].text.rfind("p: xxx", 0) == 0);
+}
+
+TEST_CASE("level names parse back to their level", "[log]")
+{
+	log_level level = log_level::error;
+	CHECK(parse_log_level("debug", &level));
+	CHECK(level == log_level::debug);
+	CHECK_FALSE(parse_log_level("loud", &level));
+}
