@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "ring/command_ring.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "ring/tcmu_abi.h"
+
+namespace tcmud {
+
+namespace {
+
+// The most ids one TMR can name that are not repeats: cmd_id is 16 bits.
+constexpr size_t max_tmr_ids = 65536;
+
+template <typename T>
+void write_at(std::span<std::byte> map, uint64_t off, T v)
+{
+	std::memcpy(map.data() + off, &v, sizeof(v));
+}
+
+} // namespace
+
+std::optional<command_ring> command_ring::attach(std::span<std::byte> map,
+						 const ring_options &opts,
+						 mailbox_error &why)
+{
+	ring_geometry g;
+	why = read_mailbox(map, g);
+	if (why != mailbox_error::none)
+		return std::nullopt;
+	command_ring ring(map, g, opts);
+	if (ring.reset() < 0) {
+		why = mailbox_error::tail_invalid;
+		return std::nullopt;
+	}
+	return ring;
+}
+
+command_ring::command_ring(std::span<std::byte> map, const ring_geometry &g,
+			   const ring_options &o)
+	: map_(map), geometry_(g), limits_{o.max_iovs_per_command},
+	  slots_(o.max_in_flight, o.initial_iovs_per_command),
+	  pending_(slots_.capacity())
+{
+	tmr_ids_.reserve(max_tmr_ids);
+}
+
+bool command_ring::valid_position(uint32_t pos) const
+{
+	return pos < geometry_.cmdr_size && pos % TCMUD_OP_ALIGN_SIZE == 0;
+}
+
+uint32_t command_ring::bytes_published(uint32_t head) const
+{
+	// Both are < cmdr_size, so this is the distance head_seen_ -> head.
+	return head >= head_seen_ ? head - head_seen_
+				  : geometry_.cmdr_size - head_seen_ + head;
+}
+
+void command_ring::advance(uint32_t len)
+{
+	// check_framing guaranteed head_seen_ + len <= cmdr_size.
+	head_seen_ += len;
+	if (head_seen_ == geometry_.cmdr_size)
+		head_seen_ = 0;
+}
+
+std::optional<ring_event> command_ring::next()
+{
+	if (broken_)
+		return std::nullopt;
+	uint32_t head = load_cmd_head(map_);
+	if (!valid_position(head))
+		return break_ring(malformed_reason::head_invalid, 0);
+
+	// Each pass consumes at least 8 bytes of the published region, so the
+	// loop ends after at most cmdr_size / 8 PADs.
+	while (head_seen_ != head && !slots_.full()) {
+		entry_header h = read_entry_header(map_, geometry_, head_seen_);
+		if (auto r = check_framing(h, bytes_published(head), geometry_))
+			return break_ring(*r, h.cmd_id);
+		if (h.op == TCMUD_OP_PAD) {
+			advance(h.len);
+			continue;
+		}
+		if (h.op == TCMUD_OP_TMR)
+			return take_tmr(h);
+		return take_command(h);
+	}
+	return std::nullopt;
+}
+
+ring_event command_ring::break_ring(malformed_reason r, uint16_t cmd_id)
+{
+	broken_ = true;
+	return ring_malformed{cmd_id, r, false, true};
+}
+
+ring_event command_ring::take_tmr(const entry_header &h)
+{
+	advance(h.len);
+	ring_tmr tmr;
+	if (auto r = parse_tmr_entry(map_, geometry_, h, tmr.tmr_type, tmr_ids_))
+		return ring_malformed{h.cmd_id, *r, false, false};
+	tmr.cmd_ids = tmr_ids_;
+	return tmr;
+}
+
+ring_event command_ring::take_command(const entry_header &h)
+{
+	// The kernel's idr never hands out an id still in use; if it did, its
+	// own completion walk would fail on the second response anyway.
+	if (slots_.find(h.cmd_id))
+		return break_ring(malformed_reason::duplicate_cmd_id, h.cmd_id);
+
+	command_slot &slot = slots_.acquire(h.cmd_id);
+	pending_.push({h.pos, h.len_op});
+	advance(h.len);
+
+	if (auto r = parse_cmd_entry(map_, geometry_, h, limits_, slot)) {
+		slot.malformed = true;
+		return ring_malformed{h.cmd_id, *r, true, false};
+	}
+	ring_command cmd;
+	cmd.cmd_id = h.cmd_id;
+	cmd.cdb = std::span<const uint8_t>(slot.cdb.data(), slot.cdb_len);
+	cmd.iovs = slot.iovs;
+	cmd.iov_cnt = slot.iov_cnt;
+	cmd.iov_bidi_cnt = slot.iov_bidi_cnt;
+	cmd.iov_dif_cnt = slot.iov_dif_cnt;
+	return cmd;
+}
+
+int command_ring::complete(uint16_t cmd_id, uint8_t scsi_status,
+			   std::span<const uint8_t> sense, std::optional<uint32_t> read_len)
+{
+	if (!slots_.find(cmd_id))
+		return -ENOENT;
+	uint8_t uflags = 0;
+	uint32_t len = 0;
+	if (read_len && (geometry_.flags & TCMUD_MB_FLAG_CAP_READ_LEN)) {
+		uflags |= TCMUD_UFLAG_READ_LEN;
+		len = *read_len;
+	}
+	write_response(cmd_id, uflags, scsi_status, sense, len);
+	slots_.release(cmd_id);
+	return 0;
+}
+
+int command_ring::complete_unknown_op(uint16_t cmd_id)
+{
+	if (!slots_.find(cmd_id))
+		return -ENOENT;
+	write_response(cmd_id, TCMUD_UFLAG_UNKNOWN_OP, 0, {}, 0);
+	slots_.release(cmd_id);
+	return 0;
+}
+
+void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_status,
+				  std::span<const uint8_t> sense, uint32_t read_len)
+{
+	// One record per command in flight, and cmd_id is in flight.
+	response_slot r = pending_.pop();
+	// check_framing made sure r.len >= TCMUD_CMD_ENTRY_SIZE: the response
+	// stays inside its entry.
+	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
+	write_at(map_, at + TCMUD_HDR_LEN_OP_OFF, r.len_op);
+	write_at(map_, at + TCMUD_HDR_CMD_ID_OFF, cmd_id);
+	write_at(map_, at + TCMUD_HDR_UFLAGS_OFF, uflags);
+	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF, scsi_status);
+	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF + 1, uint8_t(0));
+	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF + 2, uint16_t(0));
+	write_at(map_, at + TCMUD_RSP_READ_LEN_OFF, read_len);
+
+	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
+	std::byte *dst = map_.data() + at + TCMUD_RSP_SENSE_OFF;
+	std::memcpy(dst, sense.data(), n);
+	std::memset(dst + n, 0, TCMUD_SENSE_BUFFERSIZE - n);
+}
+
+bool command_ring::publish()
+{
+	// Everything before the oldest unanswered CMD entry is either answered
+	// or a PAD/TMR the kernel skips; with none pending, all we read is done.
+	uint32_t tail = pending_.empty() ? head_seen_ : pending_.front().pos;
+	if (tail == published_tail_)
+		return false;
+	store_cmd_tail(map_, tail);
+	published_tail_ = tail;
+	return true;
+}
+
+int command_ring::reset()
+{
+	slots_.release_all();
+	pending_.clear();
+	tmr_ids_.clear();
+	uint32_t tail = load_cmd_tail(map_);
+	if (!valid_position(tail)) {
+		broken_ = true;
+		return -EPROTO;
+	}
+	head_seen_ = published_tail_ = tail;
+	broken_ = false;
+	return 0;
+}
+
+} // namespace tcmud

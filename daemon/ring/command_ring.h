@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The TCMU command ring, user side: read what the kernel queued, answer it.
+//
+// One command_ring belongs to one queue worker and is used from that thread
+// only; it takes no locks. Typical loop:
+//
+//	while (auto ev = ring.next()) { ...dispatch... }
+//	...as commands finish: ring.complete(cmd_id, status, sense);
+//	if (ring.publish()) uio.notify();  // one uio write per batch
+//
+// The engine never reads or writes outside the mapping, whatever the kernel
+// wrote into it; see entry_parser.h for the checks, mailbox.h for the memory
+// ordering, response_slots.h for how out-of-order responses are placed.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "ring/command_slots.h"
+#include "ring/entry_parser.h"
+#include "ring/mailbox.h"
+#include "ring/response_slots.h"
+#include "ring/ring_events.h"
+
+namespace tcmud {
+
+struct ring_options {
+	// Commands taken from the ring and not yet completed. When reached,
+	// next() leaves further entries in the ring until one completes.
+	size_t max_in_flight = 256;
+	// iovecs reserved per command slot up front, and the most one command
+	// may bring (more is failed as malformed iov_count). The kernel gives one
+	// iovec per run of contiguous data blocks, so 16384 covers 64 MiB even
+	// when every 4 KiB block is apart.
+	size_t initial_iovs_per_command = 16;
+	size_t max_iovs_per_command = 16384;
+};
+
+class command_ring {
+public:
+	// Validates the mailbox and starts reading at the current cmd_tail.
+	// nullopt (and `why`) when the mailbox is not a usable version 2 one.
+	static std::optional<command_ring> attach(std::span<std::byte> map,
+						  const ring_options &opts,
+						  mailbox_error &why);
+
+	// The next entry the kernel published, or nullopt when caught up, when
+	// max_in_flight commands are out, or once the ring is broken.
+	std::optional<ring_event> next();
+
+	// Writes the response of cmd_id into the oldest unanswered CMD entry.
+	// sense is cut to 96 bytes. read_len is passed (TCMU_UFLAG_READ_LEN)
+	// only when the kernel offers CAP_READ_LEN. Visible to the kernel after
+	// publish(). -ENOENT if cmd_id is not in flight.
+	int complete(uint16_t cmd_id, uint8_t scsi_status, std::span<const uint8_t> sense,
+		     std::optional<uint32_t> read_len = std::nullopt);
+	// Answers cmd_id with TCMU_UFLAG_UNKNOWN_OP: the kernel fails the
+	// command itself (passthrough mode reports it as not supported).
+	int complete_unknown_op(uint16_t cmd_id);
+
+	// Store-releases cmd_tail past every answered entry and every PAD/TMR
+	// already read. True when it moved: then write the uio fd once.
+	bool publish();
+
+	// After the kernel's action/reset_ring (cmd_head = cmd_tail = 0): forgets
+	// every command in flight and restarts at cmd_tail. -EPROTO if cmd_tail
+	// is not a valid position; the ring then stays broken.
+	int reset();
+
+	size_t in_flight() const { return slots_.in_flight(); }
+	bool broken() const { return broken_; }
+	const ring_geometry &geometry() const { return geometry_; }
+
+private:
+	command_ring(std::span<std::byte> map, const ring_geometry &g, const ring_options &o);
+
+	bool valid_position(uint32_t pos) const;
+	uint32_t bytes_published(uint32_t head) const;
+	void advance(uint32_t len);
+	ring_event take_command(const entry_header &h);
+	ring_event take_tmr(const entry_header &h);
+	ring_event break_ring(malformed_reason r, uint16_t cmd_id);
+	void write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_status,
+			    std::span<const uint8_t> sense, uint32_t read_len);
+
+	std::span<std::byte> map_;
+	ring_geometry geometry_;
+	parse_limits limits_;
+	command_slots slots_;
+	response_slots pending_;
+	std::vector<uint16_t> tmr_ids_;
+	uint32_t head_seen_ = 0; // where the next entry starts
+	uint32_t published_tail_ = 0;
+	bool broken_ = false;
+};
+
+} // namespace tcmud

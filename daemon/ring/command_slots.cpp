@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "ring/command_slots.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace tcmud {
+
+namespace {
+
+constexpr size_t cmd_id_space = 65536;
+constexpr size_t max_slots = cmd_id_space - 1; // one value marks "no slot"
+
+} // namespace
+
+command_slots::command_slots(size_t capacity, size_t initial_iovs)
+	: slots_(std::clamp<size_t>(capacity, 1, max_slots)),
+	  index_(cmd_id_space, no_slot)
+{
+	free_.reserve(slots_.size());
+	for (size_t i = slots_.size(); i-- > 0;) {
+		slots_[i].iovs.reserve(initial_iovs);
+		free_.push_back(uint16_t(i));
+	}
+}
+
+command_slot *command_slots::find(uint16_t cmd_id)
+{
+	uint16_t n = index_[cmd_id];
+	return n == no_slot ? nullptr : &slots_[n];
+}
+
+command_slot &command_slots::acquire(uint16_t cmd_id)
+{
+	assert(!full() && index_[cmd_id] == no_slot);
+	uint16_t n = free_.back();
+	free_.pop_back();
+	index_[cmd_id] = n;
+
+	command_slot &s = slots_[n];
+	s.cmd_id = cmd_id;
+	s.malformed = false;
+	s.cdb_len = 0;
+	s.iovs.clear(); // keeps capacity
+	s.iov_cnt = s.iov_bidi_cnt = s.iov_dif_cnt = 0;
+	return s;
+}
+
+void command_slots::release(uint16_t cmd_id)
+{
+	uint16_t n = index_[cmd_id];
+	if (n == no_slot)
+		return;
+	index_[cmd_id] = no_slot;
+	free_.push_back(n);
+}
+
+void command_slots::release_all()
+{
+	std::fill(index_.begin(), index_.end(), no_slot);
+	free_.clear();
+	for (size_t i = slots_.size(); i-- > 0;)
+		free_.push_back(uint16_t(i));
+}
+
+} // namespace tcmud

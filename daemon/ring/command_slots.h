@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Per-command storage for what the ring engine copies out of an entry: the
+// CDB and the translated iovec array. A fixed pool, sized once at attach and
+// found by cmd_id through a 64K-entry index (cmd_id is 16 bits), so taking a
+// command allocates nothing. The one exception: a slot's iovec vector grows
+// when a command brings more vectors than that slot has seen before, and then
+// keeps that capacity (reused buffers; bounded by max_iovs_per_command).
+#include <sys/uio.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ring/cdb_length.h"
+
+namespace tcmud {
+
+struct command_slot {
+	uint16_t cmd_id = 0;
+	bool malformed = false; // no usable CDB/iovs; only a response is owed
+	uint16_t cdb_len = 0;
+	std::array<uint8_t, max_cdb_length> cdb{};
+	std::vector<iovec> iovs;
+	uint32_t iov_cnt = 0;
+	uint32_t iov_bidi_cnt = 0;
+	uint32_t iov_dif_cnt = 0;
+};
+
+class command_slots {
+public:
+	// capacity is clamped to [1, 65535]; initial_iovs is reserved per slot.
+	command_slots(size_t capacity, size_t initial_iovs);
+
+	bool full() const { return free_.empty(); }
+	size_t in_flight() const { return slots_.size() - free_.size(); }
+	size_t capacity() const { return slots_.size(); }
+
+	// nullptr when cmd_id is not in flight.
+	command_slot *find(uint16_t cmd_id);
+	// Precondition: !full() and find(cmd_id) == nullptr.
+	command_slot &acquire(uint16_t cmd_id);
+	void release(uint16_t cmd_id);
+	void release_all();
+
+private:
+	static constexpr uint16_t no_slot = 0xffff;
+
+	std::vector<command_slot> slots_;
+	std::vector<uint16_t> free_;
+	std::vector<uint16_t> index_; // cmd_id -> slot number or no_slot
+};
+
+} // namespace tcmud

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The mailbox at the start of a TCMU mapping: its one-time validation and the
+// two fields that move (cmd_head, written by the kernel; cmd_tail, by us).
+//
+// Trust boundary: the kernel writes this memory and we treat it as untrusted
+// input. The geometry (cmdr_off, cmdr_size) is read and checked ONCE, at
+// attach, and never re-read; only cmd_head is read again, and every value of
+// it is checked before use.
+//
+// Memory ordering: the kernel fills an entry and then store-releases cmd_head
+// (smp_store_release in UPDATE_HEAD), so we load-acquire cmd_head before we
+// read any entry it covers. We write responses into entries and then
+// store-release cmd_tail, so the kernel, which reads cmd_tail and then the
+// entries behind it, never sees a tail ahead of the responses.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace tcmud {
+
+// Where the parts of the mapping lie, in bytes from its start. Data area:
+// everything after the command ring, as the kernel lays it out
+// (data_off = cmdr_off + cmdr_size).
+struct ring_geometry {
+	uint16_t flags = 0; // TCMUD_MB_FLAG_CAP_*
+	uint32_t cmdr_off = 0;
+	uint32_t cmdr_size = 0;
+	size_t data_off = 0;
+	size_t data_size = 0;
+};
+
+enum class mailbox_error {
+	none,
+	misaligned_mapping, // the cmd_head/cmd_tail words could not be atomic
+	mapping_too_small,
+	bad_version,
+	cmdr_overlaps_mailbox,
+	cmdr_misaligned,
+	cmdr_too_small,
+	cmdr_outside_mapping,
+	no_data_area,
+	tail_invalid, // cmd_tail not an 8-aligned position inside the ring
+};
+
+std::string_view to_string(mailbox_error e);
+
+// Checks the mailbox of `map` and fills `out`; out is untouched on error.
+mailbox_error read_mailbox(std::span<const std::byte> map, ring_geometry &out);
+
+// The only two accesses to mailbox words after attach. `map` must have passed
+// read_mailbox.
+uint32_t load_cmd_head(std::span<std::byte> map);
+uint32_t load_cmd_tail(std::span<std::byte> map);
+void store_cmd_tail(std::span<std::byte> map, uint32_t tail);
+
+} // namespace tcmud

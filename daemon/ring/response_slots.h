@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The CMD entries that still owe the kernel a response, oldest first.
+//
+// tcmu_handle_completions walks from its last cleaned position to cmd_tail,
+// skips PAD and TMR entries by their length, and for each CMD entry looks up
+// hdr.cmd_id and takes rsp. So the response of ANY finished command may go into
+// the oldest CMD entry not yet answered (out-of-order completion), and the
+// tail may then move to the next unanswered CMD entry. Recording each CMD
+// entry's place and len_op when we first read it means the tail walk never
+// re-reads an offset or length the kernel could have changed since.
+//
+// There is one record per command in flight, so the capacity equals the
+// command slot pool's and push never finds the queue full.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tcmud {
+
+struct response_slot {
+	uint32_t pos = 0;    // offset in the command ring
+	uint32_t len_op = 0; // as validated when the entry was read
+};
+
+class response_slots {
+public:
+	explicit response_slots(size_t capacity) : records_(capacity) {}
+
+	bool empty() const { return count_ == 0; }
+	size_t size() const { return count_; }
+	const response_slot &front() const { return records_[first_]; }
+
+	// Precondition: size() < capacity.
+	void push(response_slot r)
+	{
+		records_[(first_ + count_) % records_.size()] = r;
+		count_++;
+	}
+
+	// Precondition: !empty().
+	response_slot pop()
+	{
+		response_slot r = records_[first_];
+		first_ = (first_ + 1) % records_.size();
+		count_--;
+		return r;
+	}
+
+	void clear() { first_ = count_ = 0; }
+
+private:
+	std::vector<response_slot> records_;
+	size_t first_ = 0;
+	size_t count_ = 0;
+};
+
+} // namespace tcmud

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The byte layout of the TCMU shared region, as plain offsets.
+ *
+ * <linux/target_core_user.h> cannot be included from C++ (its inline helpers
+ * convert __u32 to an enum implicitly, which C++ rejects), and the daemon
+ * should never overlay structs on memory the kernel writes anyway: every field
+ * is copied out with memcpy at a known offset and checked before use. So the
+ * layout lives here as numbers, and tcmu_abi_check.c, a C file that does include
+ * the kernel header, fails the build if any number disagrees with it.
+ *
+ * This header must stay valid C: only #defines.
+ */
+
+/* Mailbox (struct tcmu_mailbox), at offset 0 of the mapping. */
+#define TCMUD_MB_VERSION_OFF     0  /* __u16 */
+#define TCMUD_MB_FLAGS_OFF       2  /* __u16 */
+#define TCMUD_MB_CMDR_OFF_OFF    4  /* __u32 */
+#define TCMUD_MB_CMDR_SIZE_OFF   8  /* __u32 */
+#define TCMUD_MB_CMD_HEAD_OFF   12  /* __u32, written by the kernel */
+#define TCMUD_MB_CMD_TAIL_OFF   64  /* __u32, written by us, own cache line */
+#define TCMUD_MB_SIZE          128  /* sizeof(struct tcmu_mailbox) */
+
+#define TCMUD_MAILBOX_VERSION        2
+#define TCMUD_MB_FLAG_CAP_OOOC       (1 << 0)
+#define TCMUD_MB_FLAG_CAP_READ_LEN   (1 << 1)
+#define TCMUD_MB_FLAG_CAP_TMR        (1 << 2)
+#define TCMUD_MB_FLAG_CAP_KEEP_BUF   (1 << 3)
+
+/* Entry header (struct tcmu_cmd_entry_hdr), first 8 bytes of every entry. */
+#define TCMUD_HDR_LEN_OP_OFF     0  /* __u32: length | opcode in the low 3 bits */
+#define TCMUD_HDR_CMD_ID_OFF     4  /* __u16 */
+#define TCMUD_HDR_KFLAGS_OFF     6  /* __u8 */
+#define TCMUD_HDR_UFLAGS_OFF     7  /* __u8 */
+#define TCMUD_HDR_SIZE           8
+
+#define TCMUD_OP_PAD             0
+#define TCMUD_OP_CMD             1
+#define TCMUD_OP_TMR             2
+#define TCMUD_OP_MASK            7
+#define TCMUD_OP_ALIGN_SIZE      8
+
+#define TCMUD_UFLAG_UNKNOWN_OP   0x1
+#define TCMUD_UFLAG_READ_LEN     0x2
+#define TCMUD_UFLAG_KEEP_BUF     0x4
+
+/* struct tcmu_cmd_entry: req and rsp overlay each other after the header. */
+#define TCMUD_REQ_IOV_CNT_OFF       8   /* __u32 */
+#define TCMUD_REQ_IOV_BIDI_CNT_OFF 12   /* __u32 */
+#define TCMUD_REQ_IOV_DIF_CNT_OFF  16   /* __u32 */
+#define TCMUD_REQ_CDB_OFF_OFF      24   /* __u64, offset from the mapping start */
+#define TCMUD_REQ_IOV_OFF          48   /* struct iovec[], iov_base is an offset */
+#define TCMUD_IOVEC_SIZE           16   /* struct iovec on LP64 */
+#define TCMUD_RSP_SCSI_STATUS_OFF   8   /* __u8 */
+#define TCMUD_RSP_READ_LEN_OFF     12   /* __u32 */
+#define TCMUD_RSP_SENSE_OFF        16   /* char[TCMUD_SENSE_BUFFERSIZE] */
+#define TCMUD_SENSE_BUFFERSIZE     96
+#define TCMUD_CMD_ENTRY_SIZE      112   /* sizeof(struct tcmu_cmd_entry) */
+
+/* struct tcmu_tmr_entry */
+#define TCMUD_TMR_TYPE_OFF          8   /* __u8 */
+#define TCMUD_TMR_CMD_CNT_OFF      12   /* __u32 */
+#define TCMUD_TMR_CMD_IDS_OFF      32   /* __u16[] */
+#define TCMUD_TMR_ENTRY_SIZE       32   /* sizeof(struct tcmu_tmr_entry) */
