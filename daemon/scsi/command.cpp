@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "command.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+
+#include "iovec_buffer.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+// A granted range-lock entry hands its command back to the command's owner,
+// which resumes it on its own queue thread.
+void wake_owner(range_lock::entry &e)
+{
+	auto *cmd = static_cast<command *>(e.context);
+	cmd->owner()->command_wake(*cmd);
+}
+
+} // namespace
+
+command::command()
+{
+	io_.done = this;
+	range_.context = this;
+	range_.granted = wake_owner;
+}
+
+void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
+		    command_owner *owner)
+{
+	cdb_length_ = std::min(cdb.size(), cdb_.size());
+	std::copy_n(cdb.begin(), cdb_length_, cdb_.begin());
+	data_ = data;
+	owner_ = owner;
+	status_ = SAM_STAT_GOOD;
+	sense_length_ = 0;
+	read_len_ = 0;
+	next_ = nullptr;
+	pending_ = driving_ = finished_ = false;
+	work_ = {};
+}
+
+void command::begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense)
+{
+	lu_ = &lu;
+	queue_ = &queue;
+	descriptor_sense_ = descriptor_sense;
+}
+
+void command::finish_good(uint64_t read_len)
+{
+	assert(!finished_);
+	status_ = SAM_STAT_GOOD;
+	read_len_ = read_len;
+	finished_ = true;
+}
+
+void command::finish_status(uint8_t status)
+{
+	assert(!finished_);
+	status_ = status;
+	finished_ = true;
+}
+
+void command::finish_check_condition(const sense_builder &sense)
+{
+	assert(!finished_);
+	status_ = SAM_STAT_CHECK_CONDITION;
+	sense_length_ = static_cast<uint8_t>(sense.build(descriptor_sense_, sense_));
+	read_len_ = 0;
+	finished_ = true;
+}
+
+// EIO is a medium error (SBC-4 reports the first LBA in INFORMATION; the
+// backstore cannot say which block failed, so the request's first LBA is
+// the best we know). ENOSPC on a thin backing file is SBC-4's "space
+// allocation failed write protect". Transient shortages ask the initiator to
+// retry (BUSY); anything else is our fault: internal target failure.
+void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
+{
+	switch (-error) {
+	case EIO:
+		finish_check_condition(
+			sense_builder(MEDIUM_ERROR, writing ? ASC_WRITE_ERROR
+							    : ASC_UNRECOVERED_READ_ERROR)
+				.information(lba));
+		return;
+	case ENOSPC:
+	case EDQUOT:
+		finish_check_condition(sense_builder(
+			DATA_PROTECT, ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT));
+		return;
+	case EAGAIN:
+	case EBUSY:
+	case ENOMEM:
+		finish_status(SAM_STAT_BUSY);
+		return;
+	default:
+		finish_check_condition(sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		return;
+	}
+}
+
+void command::submit(step_fn next)
+{
+	next_ = next;
+	io_iov_ = io_.iov;
+	io_length_ = io_.length;
+	io_offset_ = io_.offset;
+	io_moved_ = 0;
+	io_.progress = 0;
+	queue_->submit(io_);
+}
+
+void command::continue_when(bool ready, step_fn next)
+{
+	next_ = next;
+	if (ready) {
+		pending_result_ = 0;
+		pending_ = true;
+	}
+}
+
+void command::run(step_fn first)
+{
+	next_ = first;
+	pending_result_ = 0;
+	pending_ = true;
+	drive();
+}
+
+void command::resume(backend_queue &queue)
+{
+	queue_ = &queue;
+	io_done(0);
+}
+
+void command::io_done(int64_t result)
+{
+	pending_result_ = result;
+	pending_ = true;
+	if (!driving_)
+		drive();
+}
+
+// Completions may arrive inside submit() (a synchronous backstore) or later
+// from the queue's event loop. Running the next step from inside submit()
+// would nest one stack frame per request (WRITE SAME, UNMAP loop), so a
+// completion that arrives while a step runs is only recorded and the loop
+// here picks it up. command_done() is the very last thing done with the
+// object, because the owner may reuse the slot from inside it.
+void command::drive()
+{
+	driving_ = true;
+	while (pending_) {
+		pending_ = false;
+		if (resubmit_if_short(pending_result_))
+			continue;
+		step_fn step = next_;
+		next_ = nullptr;
+		step(*this, pending_result_);
+		if (!pending_ && !finished_ && !next_) {
+			// A step that neither waits nor finishes is a bug in
+			// this layer; fail the command rather than hang it.
+			assert(!"scsi step left the command hanging");
+			finish_check_condition(sense_builder(HARDWARE_ERROR,
+							     ASC_INTERNAL_TARGET_FAILURE));
+		}
+	}
+	driving_ = false;
+	if (finished_) {
+		finished_ = false;
+		owner_->command_done(*this);
+	}
+}
+
+// block_backend.h lets a backstore report the bytes it moved. If that is
+// less than asked (a short read or write that the backstore did not resume
+// itself), submit the rest; every round moves at least one byte.
+bool command::resubmit_if_short(int64_t result)
+{
+	if (next_ == nullptr || result <= 0)
+		return false;
+	if (io_.op != block_op::read && io_.op != block_op::write)
+		return false;
+	uint64_t moved = io_moved_ + static_cast<uint64_t>(result);
+	if (moved >= io_length_)
+		return false;
+	io_moved_ = moved;
+	slice_iovs(io_iov_, moved, io_length_ - moved, short_iov_);
+	io_.iov = short_iov_;
+	io_.offset = io_offset_ + moved;
+	io_.length = io_length_ - moved;
+	io_.progress = 0;
+	queue_->submit(io_);
+	return true;
+}
+
+} // namespace tcmud::scsi

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// One SCSI command in flight, as a reusable per-slot object: the ring side
+// keeps one per command slot, calls reset() with the CDB and data buffer the
+// kernel gave, then logical_unit::execute(). The result (status, sense,
+// read_len) is ready when command_owner::command_done() is called, exactly
+// once per execute().
+//
+// Nothing here allocates per command: the backstore requests, the iovec
+// scratch lists and the bounce buffer (used only by VERIFY with BYTCHK,
+// WRITE AND VERIFY, WRITE SAME and COMPARE AND WRITE) keep their capacity
+// across reuse of the slot.
+#include <sys/uio.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tcmud/block_backend.h"
+#include "tcmud/io_completion.h"
+
+#include "range_lock.h"
+#include "scsi_constants.h"
+#include "sense_builder.h"
+
+namespace tcmud::scsi {
+
+class command;
+class logical_unit;
+
+class command_owner {
+public:
+	// The command has finished; its result is valid. Called on the thread
+	// that called execute()/resume() or on which a backstore completion
+	// arrived, i.e. the owner's queue thread. The SCSI layer does not touch
+	// the command afterwards, so the owner may reuse it, even from here.
+	virtual void command_done(command &cmd) = 0;
+
+	// A command parked on the range lock (see range_lock.h) may go on. This
+	// may be called from ANY thread, including another queue's. The owner
+	// must make its own queue thread call logical_unit::resume(cmd, queue)
+	// (for example: push onto a list and signal the queue's eventfd); it may
+	// call resume() directly only when it is already on that thread.
+	virtual void command_wake(command &cmd) = 0;
+
+protected:
+	~command_owner() = default;
+};
+
+class command final : private io_completion {
+public:
+	static constexpr std::size_t MAX_CDB_SIZE = 32;
+
+	// A step of a command's state machine: called with the result of the
+	// backstore request it waited for (or 0 after a range-lock grant).
+	using step_fn = void (*)(command &cmd, int64_t result);
+
+	command();
+	command(const command &) = delete;
+	command &operator=(const command &) = delete;
+	~command() = default;
+
+	// --- for the owner (the ring side) ---
+
+	// Starts a new command in this slot. `cdb` is copied (bytes beyond
+	// MAX_CDB_SIZE are dropped: no supported opcode is that long);
+	// `data` must stay valid until command_done().
+	void reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
+		   command_owner *owner);
+
+	uint8_t status() const { return status_; }
+	std::span<const uint8_t> sense() const { return {sense_.data(), sense_length_}; }
+	// Data-in bytes actually returned (TCMU's read_len).
+	uint64_t read_len() const { return read_len_; }
+	command_owner *owner() const { return owner_; }
+
+	// --- for the SCSI layer's command handlers ---
+
+	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
+	std::span<const iovec> data() const { return data_; }
+	logical_unit &lu() const { return *lu_; }
+
+	void finish_good(uint64_t read_len = 0);
+	void finish_status(uint8_t status);
+	void finish_check_condition(const sense_builder &sense);
+	// Maps a backstore -errno to the sense SBC-4 expects (see command.cpp).
+	void finish_io_error(int64_t error, bool writing, uint64_t lba);
+
+	// The request submitted by submit(); its `done` is this command.
+	block_io &io() { return io_; }
+	// Submits io() and continues with `next` when it completes (which may
+	// be inside submit()). A short read or write is resubmitted for the
+	// rest before `next` sees the result.
+	void submit(step_fn next);
+	// Continues with `next` now if `ready`, else once resume() is called.
+	void continue_when(bool ready, step_fn next);
+
+	range_lock::entry &range() { return range_; }
+	std::vector<iovec> &scratch_iov() { return scratch_iov_; }
+	std::vector<uint8_t> &bounce() { return bounce_; }
+
+	// Per-command progress for the multi-step handlers.
+	struct work_state {
+		uint64_t lba = 0;        // first LBA of the command
+		uint64_t blocks = 0;     // blocks in the command
+		uint64_t cursor = 0;     // blocks (or descriptors) done so far
+		uint64_t chunk = 0;      // blocks in the request in flight
+		uint8_t mode = 0;        // handler-specific (BYTCHK, UNMAP, ...)
+		bool fua = false;
+		bool locked = false;     // range() is held
+	};
+	work_state &work() { return work_; }
+
+	// --- for logical_unit ---
+
+	void begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense);
+	void run(step_fn first);
+	void resume(backend_queue &queue);
+
+private:
+	void io_done(int64_t result) override;
+	void drive();
+	bool resubmit_if_short(int64_t result);
+
+	std::array<uint8_t, MAX_CDB_SIZE> cdb_{};
+	std::size_t cdb_length_ = 0;
+	std::span<const iovec> data_;
+	command_owner *owner_ = nullptr;
+	logical_unit *lu_ = nullptr;
+	backend_queue *queue_ = nullptr;
+
+	uint8_t status_ = SAM_STAT_GOOD;
+	uint8_t sense_length_ = 0;
+	std::array<uint8_t, SENSE_BUFFER_SIZE> sense_{};
+	uint64_t read_len_ = 0;
+	bool descriptor_sense_ = false;
+
+	// The driver: see drive() for why completions are trampolined.
+	step_fn next_ = nullptr;
+	int64_t pending_result_ = 0;
+	bool pending_ = false;
+	bool driving_ = false;
+	bool finished_ = false;
+
+	block_io io_;
+	std::span<const iovec> io_iov_;  // io_.iov as first submitted
+	uint64_t io_length_ = 0;         // io_.length as first submitted
+	uint64_t io_offset_ = 0;         // io_.offset as first submitted
+	uint64_t io_moved_ = 0;          // bytes done by short completions
+	std::vector<iovec> short_iov_;   // the rest, after a short completion
+
+	range_lock::entry range_;
+	std::vector<iovec> scratch_iov_;
+	std::vector<uint8_t> bounce_;
+	work_state work_;
+};
+
+} // namespace tcmud::scsi

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Checks and responses shared by the command handlers.
+#include <algorithm>
+
+#include "byte_order.h"
+#include "handlers.h"
+#include "iovec_buffer.h"
+#include "logical_unit.h"
+
+namespace tcmud::scsi {
+
+void finish_invalid_cdb(command &cmd, uint16_t byte, int8_t bit)
+{
+	cmd.finish_check_condition(sense_builder(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB)
+					   .field(cdb_field(byte, bit)));
+}
+
+void finish_invalid_parameter(command &cmd, uint16_t byte, int8_t bit)
+{
+	cmd.finish_check_condition(
+		sense_builder(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAMETER_LIST)
+			.field(parameter_field(byte, bit)));
+}
+
+void finish_parameter_list_length_error(command &cmd)
+{
+	cmd.finish_check_condition(
+		sense_builder(ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH_ERROR));
+}
+
+void finish_data_in(command &cmd, std::span<const uint8_t> response,
+		    uint64_t allocation_length)
+{
+	auto n = static_cast<std::size_t>(std::min<uint64_t>(response.size(), allocation_length));
+	cmd.finish_good(copy_to_iovs(cmd.data(), 0, response.first(n)));
+}
+
+// The CDB size follows from the opcode's group code (SPC-5 4.2.5.1); the
+// dispatcher has checked the CDB is that long. READ(6)/WRITE(6) have a
+// 21-bit LBA and a one-byte length in which 0 means 256 blocks (SBC-4).
+lba_fields decode_lba_fields(std::span<const uint8_t> cdb)
+{
+	lba_fields f;
+	switch (cdb[0] >> 5) {
+	case 0:
+		f.lba = get_be(cdb, 1, 3) & 0x1fffff;
+		f.blocks = cdb[4] ? cdb[4] : 256;
+		f.length_byte = 4;
+		break;
+	case 1:
+	case 2:
+		f.lba = get_be32(cdb, 2);
+		f.blocks = get_be16(cdb, 7);
+		f.length_byte = 7;
+		break;
+	case 5:
+		f.lba = get_be32(cdb, 2);
+		f.blocks = get_be32(cdb, 6);
+		f.length_byte = 6;
+		break;
+	default:
+		f.lba = get_be64(cdb, 2);
+		f.blocks = get_be32(cdb, 10);
+		f.length_byte = 10;
+		break;
+	}
+	return f;
+}
+
+bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks)
+{
+	uint64_t capacity = cmd.lu().num_blocks();
+	if (lba <= capacity && blocks <= capacity - lba)
+		return true;
+	cmd.finish_check_condition(
+		sense_builder(ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE).information(lba));
+	return false;
+}
+
+// SBC-4 6.6.4: a transfer length above MAXIMUM TRANSFER LENGTH is an
+// invalid field in the CDB.
+bool check_transfer_length(command &cmd, const lba_fields &f)
+{
+	if (f.blocks <= cmd.lu().config().max_transfer_blocks)
+		return true;
+	finish_invalid_cdb(cmd, f.length_byte);
+	return false;
+}
+
+// The kernel rejects a WRITE whose expected data length disagrees with its
+// CDB with INVALID FIELD IN COMMAND INFORMATION UNIT; a buffer too short for
+// what the CDB asks gets the same here, for data in and data out alike.
+bool check_data_length(command &cmd, uint64_t bytes)
+{
+	if (iov_total(cmd.data()) >= bytes)
+		return true;
+	cmd.finish_check_condition(
+		sense_builder(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_IU));
+	return false;
+}
+
+void set_io_data(command &cmd, uint64_t offset, uint64_t length)
+{
+	block_io &io = cmd.io();
+	io.length = length;
+	if (offset == 0 && iov_total(cmd.data()) == length) {
+		io.iov = cmd.data();
+		return;
+	}
+	slice_iovs(cmd.data(), offset, length, cmd.scratch_iov());
+	io.iov = cmd.scratch_iov();
+}
+
+void take_write_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next)
+{
+	cmd.work().locked = true;
+	cmd.continue_when(cmd.lu().ranges().lock_shared(cmd.range(), lba, blocks), next);
+}
+
+void take_exclusive_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next)
+{
+	cmd.work().locked = true;
+	cmd.continue_when(cmd.lu().ranges().lock_exclusive(cmd.range(), lba, blocks), next);
+}
+
+void release_lock(command &cmd)
+{
+	if (!cmd.work().locked)
+		return;
+	cmd.work().locked = false;
+	cmd.lu().ranges().unlock(cmd.range());
+}
+
+} // namespace tcmud::scsi

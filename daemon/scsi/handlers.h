@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The first step of each supported command (opcode_table.cpp maps opcodes to
+// them), plus the checks and responses they share. Internal to daemon/scsi.
+#include <cstdint>
+#include <span>
+
+#include "command.h"
+#include "sense_builder.h"
+
+namespace tcmud::scsi {
+
+// simple_commands.cpp
+void handle_test_unit_ready(command &cmd, int64_t);
+void handle_request_sense(command &cmd, int64_t);
+void handle_start_stop_unit(command &cmd, int64_t);
+void handle_read_capacity_10(command &cmd, int64_t);
+void handle_read_capacity_16(command &cmd, int64_t);
+// inquiry.cpp
+void handle_inquiry(command &cmd, int64_t);
+// mode_pages.cpp
+void handle_mode_sense(command &cmd, int64_t);
+void handle_mode_select(command &cmd, int64_t);
+// read_write.cpp
+void handle_read(command &cmd, int64_t);
+void handle_write(command &cmd, int64_t);
+void handle_synchronize_cache(command &cmd, int64_t);
+// verify.cpp
+void handle_verify(command &cmd, int64_t);
+void handle_write_and_verify(command &cmd, int64_t);
+// write_same.cpp
+void handle_write_same(command &cmd, int64_t);
+// unmap.cpp
+void handle_unmap(command &cmd, int64_t);
+// compare_and_write.cpp
+void handle_compare_and_write(command &cmd, int64_t);
+// report_opcodes.cpp
+void handle_report_supported_opcodes(command &cmd, int64_t);
+
+// --- shared by the handlers (handler_util.cpp) ---
+
+void finish_invalid_cdb(command &cmd, uint16_t byte, int8_t bit = -1);
+void finish_invalid_parameter(command &cmd, uint16_t byte, int8_t bit = -1);
+void finish_parameter_list_length_error(command &cmd);
+
+// Copies up to allocation_length bytes of response into the data-in buffer
+// and finishes GOOD with read_len = bytes copied.
+void finish_data_in(command &cmd, std::span<const uint8_t> response,
+		    uint64_t allocation_length);
+
+// LBA and transfer length of READ/WRITE/VERIFY-style CDBs, by CDB size.
+struct lba_fields {
+	uint64_t lba = 0;
+	uint32_t blocks = 0;
+	uint16_t length_byte = 0;  // where the length field starts (for pointers)
+};
+lba_fields decode_lba_fields(std::span<const uint8_t> cdb);
+
+// Each of these finishes the command with the matching sense and returns
+// false when the check fails.
+bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks);
+bool check_transfer_length(command &cmd, const lba_fields &f);
+// The data buffer must hold at least `bytes` (the ring sizes it from the
+// initiator's expected length, which can disagree with the CDB).
+bool check_data_length(command &cmd, uint64_t bytes);
+
+// Points cmd.io() at bytes [offset, offset + length) of the data buffer,
+// without copying the iovec list when it is the whole buffer.
+void set_io_data(command &cmd, uint64_t offset, uint64_t length);
+
+// Range-lock helpers: the lock a write takes, and the release after it.
+// take_*_lock() continue with `next` now or once the lock is granted.
+void take_write_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next);
+void take_exclusive_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next);
+void release_lock(command &cmd);
+
+} // namespace tcmud::scsi

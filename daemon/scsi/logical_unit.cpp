@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "logical_unit.h"
+
+#include <bit>
+
+#include "handlers.h"
+#include "opcode_table.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+constexpr uint64_t MiB = 1024 * 1024;
+constexpr uint64_t GiB = 1024 * MiB;
+
+uint32_t blocks_in(uint64_t bytes, uint32_t block_size)
+{
+	return static_cast<uint32_t>(std::max<uint64_t>(1, bytes / block_size));
+}
+
+void apply_defaults(logical_unit_config &cfg)
+{
+	if (!cfg.max_transfer_blocks)
+		cfg.max_transfer_blocks = blocks_in(8 * MiB, cfg.block_size);
+	if (!cfg.max_compare_and_write_blocks)
+		cfg.max_compare_and_write_blocks = 1;
+	if (!cfg.max_unmap_blocks)
+		cfg.max_unmap_blocks = blocks_in(GiB, cfg.block_size);
+	if (!cfg.max_unmap_descriptors)
+		cfg.max_unmap_descriptors = 256;
+	if (!cfg.max_write_same_blocks)
+		cfg.max_write_same_blocks = blocks_in(GiB, cfg.block_size);
+}
+
+// The highest set bit of a non-zero byte: the bit pointer for a reserved
+// bit that was set.
+int8_t highest_bit(uint8_t bits)
+{
+	return static_cast<int8_t>(7 - std::countl_zero(bits));
+}
+
+} // namespace
+
+std::unique_ptr<logical_unit> logical_unit::create(logical_unit_config cfg,
+						   std::string *reason)
+{
+	if (cfg.block_size < 512 || cfg.block_size > 65536 ||
+	    !std::has_single_bit(cfg.block_size)) {
+		*reason = "block size must be a power of two from 512 to 65536";
+		return nullptr;
+	}
+	if (cfg.num_blocks == 0) {
+		*reason = "a logical unit needs at least one block";
+		return nullptr;
+	}
+	apply_defaults(cfg);
+	return std::unique_ptr<logical_unit>(new logical_unit(std::move(cfg)));
+}
+
+logical_unit::logical_unit(logical_unit_config cfg)
+	: cfg_(std::move(cfg)), wce_(cfg_.write_cache_enabled)
+{
+}
+
+std::string logical_unit::unit_serial() const
+{
+	return cfg_.unit_serial ? cfg_.unit_serial() : std::string();
+}
+
+namespace {
+
+// Finds the command's table row and checks the CDB against it. Returns the
+// first step, or nullptr after finishing the command with the sense SPC-5
+// asks for: unknown opcode, unknown service action, or a bit set that the
+// usage data does not allow (reserved, or an unsupported feature).
+command::step_fn dispatch(const logical_unit &lu, command &cmd)
+{
+	std::span<const uint8_t> cdb = cmd.cdb();
+	if (cdb.empty()) {
+		cmd.finish_check_condition(
+			sense_builder(ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE));
+		return nullptr;
+	}
+	uint16_t service_action = cdb.size() > 1 ? cdb[1] & 0x1f : 0;
+	bool bad_service_action;
+	const opcode_info *info = find_opcode(cdb[0], service_action, &bad_service_action);
+	if (bad_service_action) {
+		finish_invalid_cdb(cmd, 1, 4);
+		return nullptr;
+	}
+	if (!info || (info->available && !info->available(lu)) || cdb.size() < info->cdb_length) {
+		cmd.finish_check_condition(
+			sense_builder(ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE));
+		return nullptr;
+	}
+	for (uint16_t i = 1; i < info->cdb_length; i++) {
+		uint8_t unexpected = cdb[i] & static_cast<uint8_t>(~info->usage[i]);
+		if (unexpected) {
+			finish_invalid_cdb(cmd, i, highest_bit(unexpected));
+			return nullptr;
+		}
+	}
+	return info->handler;
+}
+
+} // namespace
+
+void logical_unit::execute(command &cmd, backend_queue &queue)
+{
+	cmd.begin(*this, queue, descriptor_sense());
+	command::step_fn first = dispatch(*this, cmd);
+	// A rejected command still goes through run() so the owner is told
+	// the same way, exactly once.
+	cmd.run(first ? first : [](command &, int64_t) {});
+}
+
+void logical_unit::resume(command &cmd, backend_queue &queue)
+{
+	cmd.resume(queue);
+}
+
+} // namespace tcmud::scsi

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// A SCSI direct-access logical unit (SBC-4) emulated over a backstore.
+//
+// One logical_unit is shared by every queue thread of a device. Its state is
+// read-mostly: geometry and identity are fixed at creation; the two mode-page
+// bits MODE SELECT can change (WCE, D_SENSE) are atomics; the only lock is
+// the range lock's mutex, which plain READ/WRITE never take unless a
+// COMPARE AND WRITE is in progress (see range_lock.h).
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tcmud/block_backend.h"
+
+#include "command.h"
+#include "range_lock.h"
+
+namespace tcmud::scsi {
+
+struct logical_unit_config {
+	uint32_t block_size = 512;       // power of two, 512..65536
+	uint64_t num_blocks = 0;         // at least 1
+	backstore_caps caps;
+	std::string vendor = "TCMUD";    // INQUIRY: up to 8 ASCII characters
+	std::string product = "tcmud";   // up to 16
+	std::string revision = "0001";   // up to 4
+	bool write_cache_enabled = true; // WCE at start; MODE SELECT may change it
+	// Block limits (VPD 0xb0). A zero here means "use the default".
+	uint32_t max_transfer_blocks = 0;          // default: 8 MiB worth
+	uint8_t max_compare_and_write_blocks = 1;  // 1..255
+	uint32_t max_unmap_blocks = 0;             // default: 1 GiB worth
+	uint32_t max_unmap_descriptors = 0;        // default: 256
+	uint64_t max_write_same_blocks = 0;        // default: 1 GiB worth
+	uint16_t medium_rotation_rate = 0;         // VPD 0xb1: 0 not reported, 1 SSD
+	// Returns the unit serial (configfs wwn/vpd_unit_serial). Called only
+	// when VPD 0x80 or 0x83 is asked, from any queue thread, so it must be
+	// thread-safe. Unset or empty: no serial-based designators.
+	std::function<std::string()> unit_serial;
+};
+
+class logical_unit {
+public:
+	// Returns nullptr and sets *reason if the configuration is unusable.
+	static std::unique_ptr<logical_unit> create(logical_unit_config cfg,
+						    std::string *reason);
+
+	logical_unit(const logical_unit &) = delete;
+	logical_unit &operator=(const logical_unit &) = delete;
+
+	// Runs cmd (reset() beforehand) against `queue`, the calling queue
+	// thread's channel to the backstore. cmd's owner is told when it is
+	// done: maybe inside this call, maybe later from a completion.
+	void execute(command &cmd, backend_queue &queue);
+	// Continues a command parked on the range lock, after its owner's
+	// command_wake(); call it on the command's own queue thread.
+	void resume(command &cmd, backend_queue &queue);
+
+	// --- read-mostly state for the command handlers ---
+	const logical_unit_config &config() const { return cfg_; }
+	uint32_t block_size() const { return cfg_.block_size; }
+	uint64_t num_blocks() const { return cfg_.num_blocks; }
+	const backstore_caps &caps() const { return cfg_.caps; }
+	std::string unit_serial() const;
+
+	bool write_cache_enabled() const { return wce_.load(std::memory_order_relaxed); }
+	void set_write_cache_enabled(bool on) { wce_.store(on, std::memory_order_relaxed); }
+	bool descriptor_sense() const { return d_sense_.load(std::memory_order_relaxed); }
+	void set_descriptor_sense(bool on) { d_sense_.store(on, std::memory_order_relaxed); }
+
+	range_lock &ranges() { return ranges_; }
+
+private:
+	explicit logical_unit(logical_unit_config cfg);
+
+	const logical_unit_config cfg_;
+	// Relaxed is enough: each bit is independent, and a command that races
+	// with MODE SELECT may see either value (SPC-5 does not order them).
+	std::atomic<bool> wce_;
+	std::atomic<bool> d_sense_{false};
+	range_lock ranges_;
+};
+
+} // namespace tcmud::scsi

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "opcode_table.h"
+
+#include "handlers.h"
+#include "logical_unit.h"
+#include "scsi_constants.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+bool can_unmap(const logical_unit &lu)
+{
+	return lu.caps().discard;
+}
+
+// Usage bitmaps, per SPC-5 / SBC-4 CDB layouts. The CONTROL byte is 0x00:
+// NACA is not supported (INQUIRY NORMACA = 0) and LINK is obsolete.
+// Group number fields (0x1f) are accepted and ignored. Protection fields
+// (RDPROTECT, WRPROTECT, VRPROTECT) are absent: there is no protection
+// information, so a non-zero value must be rejected. READ's byte 1: DPO, FUA,
+// RARC, obsolete FUA_NV. WRITE's: DPO, FUA, FUA_NV. VERIFY and WRITE AND
+// VERIFY's: DPO, BYTCHK (2 bits).
+constexpr uint8_t RD = 0x1e, WR = 0x1a, VF = 0x16, GN = 0x1f;
+
+constexpr opcode_info table[] = {
+	{TEST_UNIT_READY, 0, false, 6, {TEST_UNIT_READY, 0, 0, 0, 0, 0},
+	 handle_test_unit_ready, nullptr},
+	{REQUEST_SENSE, 0, false, 6, {REQUEST_SENSE, 0x01, 0, 0, 0xff, 0},
+	 handle_request_sense, nullptr},
+	{READ_6, 0, false, 6, {READ_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_read, nullptr},
+	{WRITE_6, 0, false, 6, {WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_write, nullptr},
+	{INQUIRY, 0, false, 6, {INQUIRY, 0x01, 0xff, 0xff, 0xff, 0}, handle_inquiry, nullptr},
+	{MODE_SELECT_6, 0, false, 6, {MODE_SELECT_6, 0x11, 0, 0, 0xff, 0},
+	 handle_mode_select, nullptr},
+	{MODE_SENSE_6, 0, false, 6, {MODE_SENSE_6, 0x08, 0xff, 0xff, 0xff, 0},
+	 handle_mode_sense, nullptr},
+	{START_STOP_UNIT, 0, false, 6, {START_STOP_UNIT, 0x01, 0, 0x0f, 0xf7, 0},
+	 handle_start_stop_unit, nullptr},
+	{READ_CAPACITY_10, 0, false, 10,
+	 {READ_CAPACITY_10, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0},
+	 handle_read_capacity_10, nullptr},
+	{READ_10, 0, false, 10, {READ_10, RD, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_read, nullptr},
+	{WRITE_10, 0, false, 10, {WRITE_10, WR, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_write, nullptr},
+	{WRITE_VERIFY_10, 0, false, 10,
+	 {WRITE_VERIFY_10, VF, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_write_and_verify, nullptr},
+	{VERIFY_10, 0, false, 10, {VERIFY_10, VF, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_verify, nullptr},
+	{SYNCHRONIZE_CACHE_10, 0, false, 10,
+	 {SYNCHRONIZE_CACHE_10, 0x06, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_synchronize_cache, nullptr},
+	{WRITE_SAME_10, 0, false, 10,
+	 {WRITE_SAME_10, 0x08, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_write_same, nullptr},
+	{UNMAP, 0, false, 10, {UNMAP, 0, 0, 0, 0, 0, GN, 0xff, 0xff, 0}, handle_unmap,
+	 can_unmap},
+	{MODE_SELECT_10, 0, false, 10, {MODE_SELECT_10, 0x11, 0, 0, 0, 0, 0, 0xff, 0xff, 0},
+	 handle_mode_select, nullptr},
+	{MODE_SENSE_10, 0, false, 10,
+	 {MODE_SENSE_10, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0}, handle_mode_sense,
+	 nullptr},
+	{READ_16, 0, false, 16,
+	 {READ_16, RD, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, GN, 0},
+	 handle_read, nullptr},
+	{COMPARE_AND_WRITE, 0, false, 16,
+	 {COMPARE_AND_WRITE, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,
+	  0xff, GN, 0},
+	 handle_compare_and_write, nullptr},
+	{WRITE_16, 0, false, 16,
+	 {WRITE_16, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, GN, 0},
+	 handle_write, nullptr},
+	{WRITE_VERIFY_16, 0, false, 16,
+	 {WRITE_VERIFY_16, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, GN, 0},
+	 handle_write_and_verify, nullptr},
+	{VERIFY_16, 0, false, 16,
+	 {VERIFY_16, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, GN, 0},
+	 handle_verify, nullptr},
+	{SYNCHRONIZE_CACHE_16, 0, false, 16,
+	 {SYNCHRONIZE_CACHE_16, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, 0xff, GN, 0},
+	 handle_synchronize_cache, nullptr},
+	// WRITE SAME(16) byte 1: UNMAP and NDOB; ANCHOR is not supported.
+	{WRITE_SAME_16, 0, false, 16,
+	 {WRITE_SAME_16, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, GN, 0},
+	 handle_write_same, nullptr},
+	{SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16, true, 16,
+	 {SERVICE_ACTION_IN_16, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, 0xff, 0x01, 0},
+	 handle_read_capacity_16, nullptr},
+	{MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPERATION_CODES, true, 12,
+	 {MAINTENANCE_IN, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 handle_report_supported_opcodes, nullptr},
+	{READ_12, 0, false, 12,
+	 {READ_12, RD, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, GN, 0}, handle_read,
+	 nullptr},
+	{WRITE_12, 0, false, 12,
+	 {WRITE_12, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, GN, 0},
+	 handle_write, nullptr},
+};
+
+constexpr std::size_t table_size = sizeof(table) / sizeof(table[0]);
+
+// opcode -> index of its first table row, so dispatch does not scan.
+constexpr auto first_row = [] {
+	std::array<uint8_t, 256> index{};
+	index.fill(UINT8_MAX);
+	for (std::size_t i = table_size; i-- > 0;)
+		index[table[i].opcode] = static_cast<uint8_t>(i);
+	return index;
+}();
+static_assert(table_size < UINT8_MAX);
+
+} // namespace
+
+std::span<const opcode_info> opcode_table()
+{
+	return table;
+}
+
+bool opcode_has_service_action(uint8_t opcode)
+{
+	return opcode == SERVICE_ACTION_IN_16 || opcode == MAINTENANCE_IN;
+}
+
+const opcode_info *find_opcode(uint8_t opcode, uint16_t service_action,
+			       bool *bad_service_action)
+{
+	*bad_service_action = false;
+	if (first_row[opcode] == UINT8_MAX)
+		return nullptr;
+	// Rows of one opcode (one per service action) are adjacent.
+	for (std::size_t i = first_row[opcode]; i < table_size && table[i].opcode == opcode; i++)
+		if (!table[i].has_service_action || table[i].service_action == service_action)
+			return &table[i];
+	*bad_service_action = true;
+	return nullptr;
+}
+
+} // namespace tcmud::scsi

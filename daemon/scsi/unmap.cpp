@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// UNMAP (SBC-4 5.32). The parameter list is an 8-byte header and 16-byte
+// block descriptors (LBA, number of blocks). The whole list is checked
+// before anything is discarded, so a bad descriptor leaves the medium as it
+// was; then each non-empty descriptor becomes one discard, in order.
+#include <array>
+
+#include "byte_order.h"
+#include "handlers.h"
+#include "iovec_buffer.h"
+#include "logical_unit.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+constexpr uint64_t HEADER_LENGTH = 8;
+constexpr uint64_t DESCRIPTOR_LENGTH = 16;
+
+struct unmap_descriptor {
+	uint64_t lba = 0;
+	uint32_t blocks = 0;
+};
+
+unmap_descriptor read_descriptor(const command &cmd, uint64_t index)
+{
+	std::array<uint8_t, DESCRIPTOR_LENGTH> d{};
+	copy_from_iovs(cmd.data(), HEADER_LENGTH + index * DESCRIPTOR_LENGTH, d);
+	return {get_be64(d, 0), get_be32(d, 8)};
+}
+
+// The range every descriptor lies in, locked shared as one.
+struct unmap_span {
+	uint64_t first = UINT64_MAX;
+	uint64_t end = 0;
+	uint64_t total = 0;
+};
+
+// Checks every descriptor (SBC-4: LBA OUT OF RANGE; more blocks than
+// MAXIMUM UNMAP LBA COUNT is an invalid field in the parameter list).
+bool check_descriptors(command &cmd, uint64_t count, unmap_span &span)
+{
+	const logical_unit &lu = cmd.lu();
+	for (uint64_t i = 0; i < count; i++) {
+		unmap_descriptor d = read_descriptor(cmd, i);
+		if (!check_lba_range(cmd, d.lba, d.blocks))
+			return false;
+		span.total += d.blocks;
+		if (span.total > lu.config().max_unmap_blocks) {
+			finish_invalid_parameter(
+				cmd, static_cast<uint16_t>(HEADER_LENGTH + i * DESCRIPTOR_LENGTH + 8));
+			return false;
+		}
+		if (d.blocks) {
+			span.first = std::min(span.first, d.lba);
+			span.end = std::max(span.end, d.lba + d.blocks);
+		}
+	}
+	return true;
+}
+
+void unmap_next(command &cmd);
+
+void discarded(command &cmd, int64_t result)
+{
+	if (result < 0) {
+		release_lock(cmd);
+		cmd.finish_io_error(result, true, cmd.work().lba);
+		return;
+	}
+	unmap_next(cmd);
+}
+
+// work().cursor: the next descriptor; work().blocks: how many there are.
+void unmap_next(command &cmd)
+{
+	command::work_state &w = cmd.work();
+	uint32_t bs = cmd.lu().block_size();
+	unmap_descriptor d;
+	while (w.cursor < w.blocks && (d = read_descriptor(cmd, w.cursor)).blocks == 0)
+		w.cursor++;
+	if (w.cursor == w.blocks) {
+		release_lock(cmd);
+		cmd.finish_good();
+		return;
+	}
+	w.cursor++;
+	// The list lives in shared memory: re-check what was checked before.
+	if (d.lba > cmd.lu().num_blocks() || d.blocks > cmd.lu().num_blocks() - d.lba) {
+		release_lock(cmd);
+		cmd.finish_check_condition(sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+		return;
+	}
+	w.lba = d.lba;
+	block_io &io = cmd.io();
+	io.op = block_op::discard;
+	io.fua = false;
+	io.offset = d.lba * bs;
+	io.length = uint64_t{d.blocks} * bs;
+	io.iov = {};
+	cmd.submit(discarded);
+}
+
+void locked(command &cmd, int64_t)
+{
+	unmap_next(cmd);
+}
+
+// Returns the number of descriptors, or -1 after finishing the command.
+int64_t parse_header(command &cmd, uint64_t list_length)
+{
+	std::array<uint8_t, HEADER_LENGTH> header{};
+	copy_from_iovs(cmd.data(), 0, header);
+	// A descriptor length beyond the list is cut to the list; a partial
+	// last descriptor is ignored (SBC-4 5.32.2).
+	uint64_t descriptor_bytes = std::min<uint64_t>(get_be16(header, 2), list_length - HEADER_LENGTH);
+	uint64_t count = descriptor_bytes / DESCRIPTOR_LENGTH;
+	if (count > cmd.lu().config().max_unmap_descriptors) {
+		finish_invalid_parameter(cmd, 2);
+		return -1;
+	}
+	return static_cast<int64_t>(count);
+}
+
+} // namespace
+
+void handle_unmap(command &cmd, int64_t)
+{
+	uint64_t list_length = get_be16(cmd.cdb(), 7);
+	// SBC-4: a zero-length list is not an error; 1..7 bytes cannot hold
+	// the header.
+	if (list_length == 0) {
+		cmd.finish_good();
+		return;
+	}
+	if (list_length < HEADER_LENGTH) {
+		finish_parameter_list_length_error(cmd);
+		return;
+	}
+	if (!check_data_length(cmd, list_length))
+		return;
+	int64_t count = parse_header(cmd, list_length);
+	unmap_span span;
+	if (count < 0 || !check_descriptors(cmd, static_cast<uint64_t>(count), span))
+		return;
+	if (span.total == 0) {
+		cmd.finish_good();
+		return;
+	}
+	command::work_state &w = cmd.work();
+	w.cursor = 0;
+	w.blocks = static_cast<uint64_t>(count);
+	take_write_lock(cmd, span.first, span.end - span.first, locked);
+}
+
+} // namespace tcmud::scsi
