@@ -38,12 +38,14 @@ eval "$("$top/scripts/kernel-cache.sh")"
 : "${TCMUD_KERNEL_HEADERS:?}" "${TCMUD_KERNEL_SOURCE_TARBALL:?}" "${TCMUD_KERNEL_ABI:?}"
 
 cache=${TCMUD_CACHE:-/var/cache/tcmud}/kmod
-src=$cache/src-$TCMUD_KERNEL_ABI
+# Bump the suffix when the member list changes.
+src=$cache/src-$TCMUD_KERNEL_ABI-v2
 members=(
 	drivers/uio/uio.c
 	include/linux/uio_driver.h
 	drivers/target/target_core_user.c
 	include/uapi/linux/target_core_user.h
+	MAINTAINERS
 	scripts/checkpatch.pl
 	scripts/spelling.txt
 	scripts/const_structs.checkpatch
@@ -54,7 +56,8 @@ extract_sources() {
 	local top_dir tmp
 	top_dir=$(basename "$TCMUD_KERNEL_SOURCE_TARBALL" .tar.xz)
 	tmp=$src.tmp
-	rm -rf "$tmp"
+	# Older extractions of this kernel (other member lists) go first.
+	rm -rf "$cache"/src-"$TCMUD_KERNEL_ABI"*
 	mkdir -p "$tmp"
 	log "extracting ${#members[@]} files from $(basename "$TCMUD_KERNEL_SOURCE_TARBALL") (about 20 s)"
 	tar -xJf "$TCMUD_KERNEL_SOURCE_TARBALL" -C "$tmp" --strip-components=1 \
@@ -91,7 +94,7 @@ flavour=$([ "$stock" = 1 ] && echo stock || echo patched)
 work=$cache/build-$TCMUD_KERNEL_ABI-$flavour
 rm -rf "$work"
 mkdir -p "$work/tree" "$work/m/include/linux" "$work/m/include/uapi/linux"
-for f in drivers/uio/uio.c include/linux/uio_driver.h \
+for f in drivers/uio/uio.c include/linux/uio_driver.h MAINTAINERS \
 	 drivers/target/target_core_user.c include/uapi/linux/target_core_user.h; do
 	mkdir -p "$work/tree/$(dirname "$f")"
 	cp "$src/$f" "$work/tree/$f"
