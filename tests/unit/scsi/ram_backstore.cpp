@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "ram_backstore.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace tcmud::scsi::test {
+
+ram_backstore::ram_backstore(uint64_t bytes, mode m) : bytes_(bytes), mode_(m) {}
+
+void ram_backstore::inject(block_op op, int64_t result)
+{
+	std::lock_guard guard(mutex_);
+	injected_.emplace_back(op, result);
+}
+
+void ram_backstore::submit(block_io &io)
+{
+	if (mode_ == mode::deferred) {
+		std::lock_guard guard(mutex_);
+		queue_.push_back(&io);
+		return;
+	}
+	int64_t result = perform(io);
+	io.done->io_done(result);
+}
+
+// Moves up to `limit` bytes between the store and the request's iovecs.
+static void move_data(std::vector<uint8_t> &store, block_io &io, uint64_t limit)
+{
+	uint64_t at = io.offset;
+	for (const iovec &v : io.iov) {
+		uint64_t n = std::min<uint64_t>(v.iov_len, limit);
+		auto *p = static_cast<uint8_t *>(v.iov_base);
+		if (io.op == block_op::read)
+			std::memcpy(p, store.data() + at, n);
+		else
+			std::memcpy(store.data() + at, p, n);
+		at += n;
+		limit -= n;
+	}
+}
+
+int64_t ram_backstore::perform(block_io &io)
+{
+	std::lock_guard guard(mutex_);
+	history_.push_back({io.op, io.offset, io.length, io.fua, &io});
+	if (io.offset > bytes_.size() || io.length > bytes_.size() - io.offset)
+		return -EINVAL;
+	int64_t result = static_cast<int64_t>(io.length);
+	auto hit = std::find_if(injected_.begin(), injected_.end(),
+				[&](const auto &p) { return p.first == io.op; });
+	if (hit != injected_.end()) {
+		result = hit->second;
+		injected_.erase(hit);
+		if (result < 0)
+			return result;
+	}
+	auto moved = static_cast<uint64_t>(result);
+	switch (io.op) {
+	case block_op::read:
+	case block_op::write:
+		move_data(bytes_, io, moved);
+		break;
+	case block_op::discard:
+	case block_op::write_zeroes:
+		std::fill_n(bytes_.begin() + static_cast<std::ptrdiff_t>(io.offset), moved, 0);
+		break;
+	case block_op::flush:
+		break;
+	}
+	return result;
+}
+
+std::size_t ram_backstore::queued() const
+{
+	std::lock_guard guard(mutex_);
+	return queue_.size();
+}
+
+const block_io &ram_backstore::queued_at(std::size_t i) const
+{
+	std::lock_guard guard(mutex_);
+	return *queue_.at(i);
+}
+
+void ram_backstore::complete(std::size_t i)
+{
+	block_io *io;
+	{
+		std::lock_guard guard(mutex_);
+		io = queue_.at(i);
+		queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(i));
+	}
+	int64_t result = perform(*io);
+	io->done->io_done(result);
+}
+
+void ram_backstore::complete_all()
+{
+	while (queued() > 0)
+		complete(0);
+}
+
+std::vector<ram_backstore::record> ram_backstore::history() const
+{
+	std::lock_guard guard(mutex_);
+	return history_;
+}
+
+std::size_t ram_backstore::count(block_op op) const
+{
+	std::lock_guard guard(mutex_);
+	return static_cast<std::size_t>(std::count_if(
+		history_.begin(), history_.end(), [&](const record &r) { return r.op == op; }));
+}
+
+} // namespace tcmud::scsi::test

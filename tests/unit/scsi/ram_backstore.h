@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// A RAM backstore for the SCSI tests, as a backend_queue.
+//
+// synchronous: every request is carried out and completed inside submit().
+// deferred:    requests queue up; the test completes them, in any order,
+//              with complete(i), so it can stop a command between steps.
+// Either way the test can make the next request of a kind fail (-EIO,
+// -ENOSPC, ...) or complete short (move fewer bytes than asked).
+// Thread-safe, so two threads can share one store; every request is logged.
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "tcmud/block_backend.h"
+
+namespace tcmud::scsi::test {
+
+class ram_backstore final : public backend_queue {
+public:
+	enum class mode { synchronous, deferred };
+
+	struct record {
+		block_op op;
+		uint64_t offset;
+		uint64_t length;
+		bool fua;
+		const block_io *io;  // which request (identifies its command)
+	};
+
+	ram_backstore(uint64_t bytes, mode m = mode::synchronous);
+
+	void submit(block_io &io) override;
+
+	void set_mode(mode m) { mode_ = m; }
+	// The next request of `op` completes with `result`: < 0 moves nothing;
+	// 0 < result < length moves only `result` bytes (a short completion).
+	void inject(block_op op, int64_t result);
+
+	// deferred mode
+	std::size_t queued() const;
+	const block_io &queued_at(std::size_t i) const;
+	void complete(std::size_t i);  // carries out and completes request i
+	void complete_all();           // in submission order, until none is left
+
+	std::vector<uint8_t> &bytes() { return bytes_; }
+	std::vector<record> history() const;
+	std::size_t count(block_op op) const;
+
+private:
+	int64_t perform(block_io &io);
+
+	mutable std::mutex mutex_;
+	std::vector<uint8_t> bytes_;
+	mode mode_;
+	std::deque<block_io *> queue_;
+	std::vector<std::pair<block_op, int64_t>> injected_;
+	std::vector<record> history_;
+};
+
+} // namespace tcmud::scsi::test

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Dispatch and the commands with no backstore I/O: unknown opcodes, the
+// reserved-bit check, TEST UNIT READY, REQUEST SENSE, START STOP UNIT,
+// logical_unit::create() and the choice of sense format.
+#include <catch2/catch.hpp>
+
+#include "scsi_harness.h"
+
+using namespace tcmud::scsi;
+using namespace tcmud::scsi::test;
+
+TEST_CASE("an unknown opcode is INVALID COMMAND OPERATION CODE", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+	require_sense(r, ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+}
+
+TEST_CASE("an empty CDB is INVALID COMMAND OPERATION CODE", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({});
+	require_sense(r, ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+}
+
+TEST_CASE("a CDB shorter than its opcode needs is refused", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({READ_16, 0, 0, 0, 0, 0});
+	require_sense(r, ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+}
+
+TEST_CASE("UNMAP is an invalid opcode when the backstore cannot discard", "[dispatch]")
+{
+	lu_fixture f([](logical_unit_config &c) { c.caps.discard = false; });
+	auto r = f.run(cdb10(UNMAP, 0, 24));
+	require_sense(r, ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+}
+
+TEST_CASE("RDPROTECT set in READ(10) is an invalid field with its bit pointer", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run(cdb10(READ_10, 0, 1, 0x20), {}, 512);
+	require_invalid_cdb(r, 1, 5);
+	CHECK(f.store.history().empty());
+}
+
+TEST_CASE("NACA in the CONTROL byte is an invalid field", "[dispatch]")
+{
+	lu_fixture f;
+	auto cdb = cdb10(READ_10, 0, 1);
+	cdb[9] = 0x04;
+	require_invalid_cdb(f.run(cdb, {}, 512), 9, 2);
+}
+
+TEST_CASE("a reserved byte set in TEST UNIT READY is an invalid field", "[dispatch]")
+{
+	lu_fixture f;
+	require_invalid_cdb(f.run({TEST_UNIT_READY, 0, 0, 0x81, 0, 0}), 3, 7);
+}
+
+TEST_CASE("an unknown service action of SERVICE ACTION IN(16) points at byte 1", "[dispatch]")
+{
+	lu_fixture f;
+	auto cdb = read_capacity_16_cdb();
+	cdb[1] = 0x11;
+	require_invalid_cdb(f.run(cdb, {}, 32), 1, 4);
+}
+
+TEST_CASE("TEST UNIT READY is GOOD", "[dispatch]")
+{
+	lu_fixture f;
+	require_good(f.run({TEST_UNIT_READY, 0, 0, 0, 0, 0}));
+}
+
+TEST_CASE("REQUEST SENSE returns NO SENSE in fixed format", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({REQUEST_SENSE, 0, 0, 0, 252, 0}, {}, 252);
+	require_good(r);
+	REQUIRE(r.read_len == 18);
+	auto s = decode_sense(r.data_in);
+	CHECK_FALSE(s.descriptor);
+	CHECK(s.key == NO_SENSE);
+	CHECK(s.asc == 0);
+}
+
+TEST_CASE("REQUEST SENSE with DESC returns descriptor format", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({REQUEST_SENSE, 1, 0, 0, 252, 0}, {}, 252);
+	require_good(r);
+	REQUIRE(r.read_len == 8);
+	CHECK(decode_sense(r.data_in).descriptor);
+}
+
+TEST_CASE("REQUEST SENSE stops at its allocation length", "[dispatch]")
+{
+	lu_fixture f;
+	auto r = f.run({REQUEST_SENSE, 0, 0, 0, 4, 0}, {}, 252);
+	require_good(r);
+	CHECK(r.read_len == 4);
+}
+
+TEST_CASE("START STOP UNIT start and stop are GOOD", "[dispatch]")
+{
+	lu_fixture f;
+	require_good(f.run({START_STOP_UNIT, 1, 0, 0, 0x01, 0}));
+	require_good(f.run({START_STOP_UNIT, 0, 0, 0, 0x00, 0}));
+}
+
+TEST_CASE("START STOP UNIT with a POWER CONDITION is an invalid field", "[dispatch]")
+{
+	lu_fixture f;
+	require_invalid_cdb(f.run({START_STOP_UNIT, 0, 0, 0, 0x20, 0}), 4, 7);
+}
+
+TEST_CASE("create() refuses a block size that is not a power of two", "[dispatch]")
+{
+	logical_unit_config cfg;
+	cfg.block_size = 1000;
+	cfg.num_blocks = 8;
+	std::string reason;
+	CHECK_FALSE(logical_unit::create(cfg, &reason));
+	CHECK_FALSE(reason.empty());
+}
+
+TEST_CASE("create() refuses a unit without blocks", "[dispatch]")
+{
+	logical_unit_config cfg;
+	std::string reason;
+	CHECK_FALSE(logical_unit::create(cfg, &reason));
+}
+
+TEST_CASE("errors use descriptor sense once D_SENSE is on", "[dispatch]")
+{
+	lu_fixture f;
+	f.lu->set_descriptor_sense(true);
+	auto r = f.run({0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+	require_sense(r, ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE);
+	CHECK(r.sense.descriptor);
+	CHECK(r.sense_bytes[0] == 0x72);
+}
+
+TEST_CASE("a command slot can be reused for the next command", "[dispatch]")
+{
+	lu_fixture f;
+	command cmd;
+	std::vector<uint8_t> bad{0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	std::vector<uint8_t> tur{TEST_UNIT_READY, 0, 0, 0, 0, 0};
+	cmd.reset(bad, {}, &f.owner);
+	f.lu->execute(cmd, f.store);
+	REQUIRE(cmd.status() == SAM_STAT_CHECK_CONDITION);
+	cmd.reset(tur, {}, &f.owner);
+	f.lu->execute(cmd, f.store);
+	CHECK(cmd.status() == SAM_STAT_GOOD);
+	CHECK(cmd.sense().empty());
+	CHECK(f.owner.done == 2);
+}
