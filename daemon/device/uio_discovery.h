@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Finding TCMU devices among the UIO devices in sysfs:
+//   <sysfs>/class/uio/uioN/name          tcm-user/<hba>/<dev>/<subtype>/<cfg>
+//   <sysfs>/class/uio/uioN/version       the mailbox version, "2"
+//   <sysfs>/class/uio/uioN/maps/map0/size    "0x..." bytes to mmap
+//   <sysfs>/class/uio/uioN/maps/map0/offset  "0x..." offset within the page
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/device_roots.h"
+#include "device/uio_name.h"
+
+namespace tcmud {
+
+struct uio_device_info {
+	std::string uio;     // "uio3": the sysfs and /dev name
+	uint32_t minor = 0;  // 3: what TCMU netlink events carry
+	tcmu_uio_name name;
+	std::string version;
+	uint64_t map_size = 0;
+	uint64_t map_offset = 0;
+};
+
+// Reads one UIO device. -ENODEV when it is not a TCMU device, -EINVAL when
+// its attributes make no sense, -errno when they cannot be read (a device
+// being removed disappears between the directory listing and the read).
+int read_uio_device(const device_roots &roots, std::string_view uio, uio_device_info &out);
+
+struct discovery_skip {
+	std::string uio;
+	int error = 0; // as read_uio_device returned it, never -ENODEV
+};
+
+// Every TCMU device, sorted by minor. UIO devices of other drivers are
+// ignored; TCMU ones that could not be read are listed in `skipped`.
+std::vector<uio_device_info> discover_tcmu_devices(const device_roots &roots,
+						   std::vector<discovery_skip> *skipped = nullptr);
+
+} // namespace tcmud

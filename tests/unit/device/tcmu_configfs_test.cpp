@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// File access to a fake TCMU configfs device directory.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+
+#include "device/tcmu_configfs.h"
+#include "fake_tree.h"
+
+using namespace tcmud;
+using namespace tcmud::test;
+
+namespace {
+
+struct configfs_device {
+	fake_tree t;
+	fs::path dir = t.configfs_dir("user_7") / "disk0";
+	tcmu_configfs cfg{t.roots, 7, "disk0"};
+
+	configfs_device()
+	{
+		fake_tree::write(dir / "attrib" / "hw_block_size", "4096\n");
+		fake_tree::write(dir / "attrib" / "hw_max_sectors", "2048\n");
+		fake_tree::write(dir / "attrib" / "dev_size", "1073741824\n");
+		fake_tree::write(dir / "attrib" / "emulate_write_cache", "1\n");
+		fake_tree::write(dir / "info", "Status: ACTIVATED  Max Queue Depth: 128\n");
+		fake_tree::write(dir / "wwn" / "vpd_unit_serial",
+				 "T10 VPD Unit Serial Number: 6001405abcdef\n");
+		fake_tree::write(dir / "action" / "block_dev", "");
+		fake_tree::write(dir / "action" / "reset_ring", "");
+	}
+};
+
+} // namespace
+
+TEST_CASE("the configfs directory is target/core/user_<hba>/<device>")
+{
+	configfs_device d;
+	CHECK(d.cfg.dir() == d.dir);
+}
+
+TEST_CASE("block size, max sectors, size and write cache are read from attrib/")
+{
+	configfs_device d;
+	uint32_t bs = 0, ms = 0;
+	uint64_t size = 0;
+	bool wce = false;
+	REQUIRE(d.cfg.hw_block_size(bs) == 0);
+	REQUIRE(d.cfg.hw_max_sectors(ms) == 0);
+	REQUIRE(d.cfg.dev_size(size) == 0);
+	REQUIRE(d.cfg.emulate_write_cache(wce) == 0);
+	CHECK(bs == 4096);
+	CHECK(ms == 2048);
+	CHECK(size == 1073741824);
+	CHECK(wce);
+}
+
+TEST_CASE("a block size that does not fit 32 bits is -ERANGE")
+{
+	configfs_device d;
+	fake_tree::write(d.dir / "attrib" / "hw_block_size", "4294967296\n");
+	uint32_t bs = 1;
+	CHECK(d.cfg.hw_block_size(bs) == -ERANGE);
+	CHECK(bs == 1);
+}
+
+TEST_CASE("the unit serial comes without the kernel's label")
+{
+	configfs_device d;
+	std::string serial;
+	REQUIRE(d.cfg.unit_serial(serial) == 0);
+	CHECK(serial == "6001405abcdef");
+}
+
+TEST_CASE("info is read as text")
+{
+	configfs_device d;
+	std::string info;
+	REQUIRE(d.cfg.info(info) == 0);
+	CHECK(info == "Status: ACTIVATED  Max Queue Depth: 128");
+}
+
+TEST_CASE("block_dev writes 1 to block and 0 to unblock")
+{
+	configfs_device d;
+	REQUIRE(d.cfg.block_dev(true) == 0);
+	CHECK(fake_tree::read(d.dir / "action" / "block_dev") == "1");
+	REQUIRE(d.cfg.block_dev(false) == 0);
+	CHECK(fake_tree::read(d.dir / "action" / "block_dev") == "0");
+}
+
+TEST_CASE("reset_ring writes the level the kernel expects")
+{
+	configfs_device d;
+	REQUIRE(d.cfg.reset_ring(ring_reset_level::busy) == 0);
+	CHECK(fake_tree::read(d.dir / "action" / "reset_ring") == "1");
+	REQUIRE(d.cfg.reset_ring(ring_reset_level::check_condition) == 0);
+	CHECK(fake_tree::read(d.dir / "action" / "reset_ring") == "2");
+}
+
+TEST_CASE("write_attrib writes attrib/<name>")
+{
+	configfs_device d;
+	REQUIRE(d.cfg.write_attrib("emulate_write_cache", "0") == 0);
+	CHECK(fake_tree::read(d.dir / "attrib" / "emulate_write_cache") == "0");
+}
+
+TEST_CASE("attribute names that are not one path component are refused")
+{
+	configfs_device d;
+	std::string s;
+	CHECK(d.cfg.read_attrib("../info", s) == -EINVAL);
+	CHECK(d.cfg.read_attrib("..", s) == -EINVAL);
+	CHECK(d.cfg.write_attrib("a/b", "1") == -EINVAL);
+	CHECK(d.cfg.read_wwn("", s) == -EINVAL);
+}
+
+TEST_CASE("a device name that is not one path component is refused")
+{
+	fake_tree t;
+	tcmu_configfs cfg(t.roots, 1, "..");
+	std::string s;
+	CHECK(cfg.info(s) == -EINVAL);
+	CHECK(cfg.block_dev(true) == -EINVAL);
+	CHECK(cfg.reset_ring(ring_reset_level::busy) == -EINVAL);
+}
