@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// A backstore on one regular file or block device, shared by all queues of a
+// device. It owns the fd; each queue submits through its own io_uring (see
+// file_queue). Everything here is decided once, at open: the size served,
+// O_DIRECT, and which fallocate modes the file system supports.
+#include <memory>
+#include <string>
+
+#include "tcmud/unique_fd.h"
+#include "tcmud/block_backend.h"
+
+namespace tcmud {
+
+class file_backstore final : public backstore {
+public:
+	// handler_ops::open. On failure returns nullptr with *error (-errno)
+	// and *reason set; the reason is also logged with the device prefix.
+	static std::unique_ptr<backstore> open(const backstore_config &cfg,
+					       int *error, std::string *reason);
+
+	uint64_t size_bytes() const override { return size_; }
+	backstore_caps caps() const override { return caps_; }
+	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override;
+
+	bool direct() const { return direct_; }
+
+private:
+	file_backstore(unique_fd fd, uint64_t size, backstore_caps caps,
+		       bool direct, std::string log_prefix);
+
+	unique_fd fd_;
+	uint64_t size_;
+	backstore_caps caps_;
+	bool direct_;
+	std::string log_prefix_;
+};
+
+} // namespace tcmud

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "file/file_config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tcmud {
+namespace {
+
+// "name" or "name=0|1" → *value; false if the value is anything else.
+bool parse_flag_value(std::string_view text, bool *value)
+{
+	if (text.empty() || text == "1") {
+		*value = true;
+		return true;
+	}
+	if (text == "0") {
+		*value = false;
+		return true;
+	}
+	return false;
+}
+
+std::string parse_option(std::string_view option, file_config *out)
+{
+	size_t eq = option.find('=');
+	std::string_view name = option.substr(0, eq);
+	std::string_view value =
+		eq == std::string_view::npos ? std::string_view() : option.substr(eq + 1);
+	if (eq != std::string_view::npos && value.empty())
+		return "option '" + std::string(name) + "' has an empty value";
+
+	bool *flag = nullptr;
+	if (name == "direct")
+		flag = &out->direct;
+	else if (name == "extend")
+		flag = &out->extend;
+	else
+		return "unknown option '" + std::string(name) +
+		       "' (known: direct, extend)";
+	if (!parse_flag_value(value, flag))
+		return "option '" + std::string(name) + "' takes 0 or 1, not '" +
+		       std::string(value) + "'";
+	return "";
+}
+
+} // namespace
+
+std::string parse_file_config(std::string_view cfgstring, file_config *out)
+{
+	file_config parsed;
+	size_t end = cfgstring.find(';');
+	parsed.path = std::string(cfgstring.substr(0, end));
+	if (parsed.path.empty())
+		return "no backing file path given";
+	if (parsed.path[0] != '/')
+		return "backing file path '" + parsed.path + "' is not absolute";
+
+	while (end != std::string_view::npos) {
+		size_t start = end + 1;
+		end = cfgstring.find(';', start);
+		std::string_view option = cfgstring.substr(start, end - start);
+		if (option.empty())
+			return "empty option (two ';' in a row or a trailing ';')";
+		std::string reason = parse_option(option, &parsed);
+		if (!reason.empty())
+			return reason;
+	}
+	*out = std::move(parsed);
+	return "";
+}
+
+std::string check_file_config(std::string_view cfgstring)
+{
+	file_config cfg;
+	std::string reason = parse_file_config(cfgstring, &cfg);
+	if (!reason.empty())
+		return reason;
+
+	struct stat st;
+	if (stat(cfg.path.c_str(), &st) < 0)
+		return cfg.path + ": " + strerror(errno);
+	if (S_ISDIR(st.st_mode))
+		return cfg.path + " is a directory";
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return cfg.path + " is neither a regular file nor a block device";
+	if (cfg.extend && !S_ISREG(st.st_mode))
+		return "extend applies to regular files only, and " + cfg.path +
+		       " is a block device";
+	// AT_EACCESS: judge with the credentials open() will use, so a daemon
+	// running without CAP_DAC_OVERRIDE is told the truth.
+	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0)
+		return cfg.path + " cannot be opened for reading and writing: " +
+		       strerror(errno);
+	return "";
+}
+
+} // namespace tcmud

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "file/file_handler.h"
+
+#include "file/file_backstore.h"
+#include "file/file_config.h"
+
+namespace tcmud {
+namespace {
+
+std::unique_ptr<backstore> open_file(const backstore_config &cfg, int *error,
+				     std::string *reason)
+{
+	return file_backstore::open(cfg, error, reason);
+}
+
+} // namespace
+
+const handler_ops file_handler = {
+	.subtype = "file",
+	.config_desc =
+		"PATH[;direct=1][;extend=1]. PATH: absolute path of the backing "
+		"regular file or block device. direct=1: use O_DIRECT. "
+		"extend=1: grow a file smaller than the device size.",
+	.check_config = check_file_config,
+	.open = open_file,
+};
+
+} // namespace tcmud

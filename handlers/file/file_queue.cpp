@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "file/file_queue.h"
+
+#include <linux/falloc.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+
+#include "log/log.h"
+
+namespace tcmud {
+namespace {
+
+// One SQE moves at most this many iovecs (the kernel refuses more) and a
+// single buffer at most 1 GiB (the kernel caps one transfer near 2 GiB);
+// the rest follows as a resumed short transfer.
+constexpr size_t max_iov_per_sqe = IOV_MAX;
+constexpr uint64_t max_single_len = 1ull << 30;
+
+} // namespace
+
+// The per-request state a backstore needs beyond block_io; pooled, and its
+// address is the io_uring user_data.
+struct file_queue::request final : io_completion {
+	file_queue *queue = nullptr;
+	block_io *io = nullptr;
+	int64_t early_result = 0; // != 0: finish with this (sent via a NOP)
+	bool has_early_result = false;
+	request *next_parked = nullptr;
+
+	void io_done(int64_t result) override { queue->on_result(this, result); }
+};
+
+file_queue::file_queue(io_engine &engine, int fd, uint64_t size,
+		       backstore_caps caps, std::string log_prefix)
+	: engine_(engine), fd_(fd), size_(size), caps_(caps),
+	  log_prefix_(std::move(log_prefix))
+{
+	waiter_.queue = this;
+	// A fixed file saves an fd lookup per I/O; without one, plain fds work.
+	fixed_index_ = engine_.register_file(fd_);
+}
+
+file_queue::~file_queue()
+{
+	if (fixed_index_ >= 0)
+		engine_.unregister_file(fixed_index_);
+}
+
+void file_queue::set_result_filter(result_filter filter, void *ctx)
+{
+	filter_ = filter;
+	filter_ctx_ = ctx;
+}
+
+file_queue::request *file_queue::acquire(block_io &io)
+{
+	if (free_.empty()) {
+		pool_.push_back(std::make_unique<request>());
+		pool_.back()->queue = this;
+		free_.push_back(pool_.back().get());
+	}
+	request *req = free_.back();
+	free_.pop_back();
+	req->io = &io;
+	req->has_early_result = false;
+	req->early_result = 0;
+	req->next_parked = nullptr;
+	return req;
+}
+
+void file_queue::release(request *req)
+{
+	req->io = nullptr;
+	free_.push_back(req);
+}
+
+int file_queue::validate(const block_io &io) const
+{
+	if (io.op == block_op::flush)
+		return 0;
+	if (io.offset > size_ || io.length > size_ - io.offset)
+		return -EINVAL;
+	if (io.op == block_op::discard && !caps_.discard)
+		return -EOPNOTSUPP;
+	if (io.op == block_op::write_zeroes && !caps_.write_zeroes)
+		return -EOPNOTSUPP;
+	if (io.op == block_op::read || io.op == block_op::write) {
+		uint64_t total = 0;
+		for (const iovec &v : io.iov)
+			total += v.iov_len;
+		if (total != io.length)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void file_queue::submit(block_io &io)
+{
+	io.progress = 0;
+	request *req = acquire(io);
+	// Even a request refused here completes through the ring, so the
+	// caller is never called back from inside its own submit().
+	int err = validate(io);
+	bool empty = (io.op == block_op::read || io.op == block_op::write) &&
+		     io.length == 0;
+	if (err || empty) {
+		req->has_early_result = true;
+		req->early_result = err;
+	}
+	if (park_head_) {
+		park(req); // keep order behind requests already waiting
+		return;
+	}
+	start(req);
+}
+
+void file_queue::start(request *req)
+{
+	io_uring_sqe *sqe = engine_.get_sqe(req);
+	if (!sqe) {
+		park(req);
+		return;
+	}
+	if (prepare(req, sqe) && fixed_index_ >= 0) {
+		sqe->fd = fixed_index_;
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+}
+
+// Fills the SQE; returns whether it uses the backing file.
+bool file_queue::prepare(request *req, io_uring_sqe *sqe)
+{
+	block_io &io = *req->io;
+	if (req->has_early_result) {
+		io_uring_prep_nop(sqe);
+		return false;
+	}
+	const auto off = static_cast<off_t>(io.offset);
+	const auto len = static_cast<off_t>(io.length);
+	switch (io.op) {
+	case block_op::read:
+	case block_op::write:
+		prepare_rw(req, sqe);
+		break;
+	case block_op::flush:
+		io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+		break;
+	case block_op::discard:
+		io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					off, len);
+		break;
+	case block_op::write_zeroes:
+		io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					off, len);
+		break;
+	}
+	return true;
+}
+
+void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
+{
+	block_io &io = *req->io;
+	std::span<const iovec> iov = remaining_iov(io);
+	if (iov.size() > max_iov_per_sqe)
+		iov = iov.first(max_iov_per_sqe);
+	const uint64_t off = io.offset + io.progress;
+	const bool is_read = io.op == block_op::read;
+	if (iov.size() == 1) {
+		auto len = static_cast<unsigned>(std::min<uint64_t>(iov[0].iov_len, max_single_len));
+		if (is_read)
+			io_uring_prep_read(sqe, fd_, iov[0].iov_base, len, off);
+		else
+			io_uring_prep_write(sqe, fd_, iov[0].iov_base, len, off);
+	} else {
+		auto n = static_cast<unsigned>(iov.size());
+		if (is_read)
+			io_uring_prep_readv(sqe, fd_, iov.data(), n, off);
+		else
+			io_uring_prep_writev(sqe, fd_, iov.data(), n, off);
+	}
+	// Every piece of a FUA write is durable before it completes, resumed
+	// pieces included.
+	if (!is_read && io.fua)
+		sqe->rw_flags = RWF_DSYNC;
+}
+
+// The caller's iovecs past what is already done: the caller's own array when
+// nothing is done yet (the common case), else a trimmed copy in scratch_iov,
+// whose capacity survives slot reuse.
+std::span<const iovec> file_queue::remaining_iov(block_io &io)
+{
+	if (io.progress == 0)
+		return io.iov;
+	uint64_t skip = io.progress;
+	size_t first = 0;
+	while (first < io.iov.size() && skip >= io.iov[first].iov_len)
+		skip -= io.iov[first++].iov_len;
+	io.scratch_iov.assign(io.iov.begin() + static_cast<ptrdiff_t>(first), io.iov.end());
+	if (!io.scratch_iov.empty()) {
+		io.scratch_iov[0].iov_base = static_cast<char *>(io.scratch_iov[0].iov_base) + skip;
+		io.scratch_iov[0].iov_len -= skip;
+	}
+	return io.scratch_iov;
+}
+
+void file_queue::park(request *req)
+{
+	req->next_parked = nullptr;
+	if (park_tail_)
+		park_tail_->next_parked = req;
+	else
+		park_head_ = req;
+	park_tail_ = req;
+	parked_count_++;
+	if (!waiting_for_sqe_) {
+		waiting_for_sqe_ = true;
+		engine_.wait_for_sqe(&waiter_);
+	}
+}
+
+void file_queue::restart_parked()
+{
+	waiting_for_sqe_ = false;
+	request *req = park_head_;
+	park_head_ = park_tail_ = nullptr;
+	parked_count_ = 0;
+	while (req) {
+		request *next = req->next_parked;
+		if (park_head_)
+			park(req); // the SQ filled up again: keep the order
+		else
+			start(req);
+		req = next;
+	}
+}
+
+void file_queue::on_result(request *req, int64_t result)
+{
+	if (filter_)
+		result = filter_(filter_ctx_, *req->io, result);
+	if (req->has_early_result) {
+		complete(req, req->early_result);
+		return;
+	}
+	if (result < 0) {
+		complete(req, result);
+		return;
+	}
+	block_io &io = *req->io;
+	if (io.op != block_op::read && io.op != block_op::write) {
+		complete(req, 0);
+		return;
+	}
+	int64_t outcome = check_rw_progress(req, result);
+	if (outcome > 0)
+		start(req); // short transfer: resume from io.progress
+	else
+		complete(req, outcome < 0 ? outcome : static_cast<int64_t>(io.length));
+}
+
+// Adds a successful transfer to the progress. Returns 1 if more remains,
+// 0 when done, or -EIO when the file gave nothing (end of file).
+int64_t file_queue::check_rw_progress(request *req, int64_t result)
+{
+	block_io &io = *req->io;
+	const uint64_t remaining = io.length - io.progress;
+	if (result == 0) {
+		log_error(log_prefix_, "%s at offset %" PRIu64 " stopped after %" PRIu64
+			  " of %" PRIu64 " bytes: the backing file ends early",
+			  io.op == block_op::read ? "read" : "write", io.offset,
+			  io.progress, io.length);
+		return -EIO;
+	}
+	io.progress += std::min(static_cast<uint64_t>(result), remaining);
+	return io.progress < io.length ? 1 : 0;
+}
+
+void file_queue::complete(request *req, int64_t result)
+{
+	io_completion *done = req->io->done;
+	// Free the slot first: the callback may submit the next request.
+	release(req);
+	done->io_done(result);
+}
+
+} // namespace tcmud

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// One queue's channel to a file backstore. Requests go straight from the
+// caller's iovecs (the ring's data area) to the file through the queue's
+// io_uring: READV/WRITEV (READ/WRITE for one buffer), RWF_DSYNC for FUA,
+// FSYNC(DATASYNC) for flush, FALLOCATE for discard and write-zeroes.
+//
+// A short read or write is resumed from block_io::progress until the
+// request is done or fails; a read that meets end of file first is -EIO.
+// If the ring has no free SQE a request is parked, in order, and restarted
+// after the engine's next reap: nothing is dropped. No allocation happens
+// per request once the pool has grown to the queue depth.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tcmud/block_backend.h"
+
+namespace tcmud {
+
+class file_queue final : public backend_queue {
+public:
+	file_queue(io_engine &engine, int fd, uint64_t size, backstore_caps caps,
+		   std::string log_prefix);
+	~file_queue() override;
+	file_queue(const file_queue &) = delete;
+	file_queue &operator=(const file_queue &) = delete;
+
+	void submit(block_io &io) override;
+
+	// Test seam: sees (and may replace) every raw CQE result before the
+	// queue acts on it, to inject EIO, ENOSPC or short transfers.
+	using result_filter = int64_t (*)(void *ctx, const block_io &io,
+					  int64_t result);
+	void set_result_filter(result_filter filter, void *ctx);
+
+	size_t parked() const { return parked_count_; }
+	bool uses_fixed_file() const { return fixed_index_ >= 0; }
+
+private:
+	struct request;
+	struct sqe_waiter final : io_completion {
+		file_queue *queue = nullptr;
+		void io_done(int64_t) override { queue->restart_parked(); }
+	};
+
+	request *acquire(block_io &io);
+	void release(request *req);
+	void start(request *req);
+	bool prepare(request *req, io_uring_sqe *sqe);
+	void prepare_rw(request *req, io_uring_sqe *sqe);
+	std::span<const iovec> remaining_iov(block_io &io);
+	void park(request *req);
+	void restart_parked();
+	void on_result(request *req, int64_t result);
+	int64_t check_rw_progress(request *req, int64_t result);
+	void complete(request *req, int64_t result);
+	int validate(const block_io &io) const;
+
+	io_engine &engine_;
+	int fd_;
+	int fixed_index_ = -1;
+	uint64_t size_;
+	backstore_caps caps_;
+	std::string log_prefix_;
+
+	std::vector<std::unique_ptr<request>> pool_;
+	std::vector<request *> free_;
+	request *park_head_ = nullptr;
+	request *park_tail_ = nullptr;
+	size_t parked_count_ = 0;
+	bool waiting_for_sqe_ = false;
+	sqe_waiter waiter_;
+
+	result_filter filter_ = nullptr;
+	void *filter_ctx_ = nullptr;
+};
+
+} // namespace tcmud

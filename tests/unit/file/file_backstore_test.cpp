@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// file_backstore::open: size reconciliation, O_DIRECT and capability probes.
+#include "file_test_util.h"
+
+using namespace tcmud;
+using namespace tcmud::test;
+
+namespace {
+
+struct open_result {
+	std::unique_ptr<backstore> store;
+	int error = 0;
+	std::string reason;
+};
+
+open_result try_open(const std::string &cfgstring, uint64_t dev_size)
+{
+	open_result r;
+	r.store = file_backstore::open(make_config(cfgstring, dev_size), &r.error, &r.reason);
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("a backing file smaller than the device is refused with the reason", "[file][open]")
+{
+	temp_file file(1 << 20);
+	log_capture log;
+	open_result r = try_open(file.path(), 2 << 20);
+	CHECK_FALSE(r.store);
+	CHECK(r.error == -EINVAL);
+	CHECK(r.reason.find("smaller than the device size") != std::string::npos);
+	CHECK(r.reason.find("extend=1") != std::string::npos);
+	CHECK(log.contains("file/test: cannot open"));
+	CHECK(file.size() == (1 << 20)); // untouched
+}
+
+TEST_CASE("extend=1 grows a smaller backing file to the device size", "[file][open]")
+{
+	temp_file file(1 << 20);
+	log_capture log;
+	auto store = open_store(file.path() + ";extend=1", 2 << 20);
+	CHECK(store->size_bytes() == (2 << 20));
+	CHECK(file.size() == (2 << 20));
+	CHECK(log.contains("extended"));
+}
+
+TEST_CASE("a larger backing file is served up to the device size, and says so", "[file][open]")
+{
+	temp_file file(4 << 20);
+	log_capture log;
+	auto store = open_store(file.path(), 1 << 20);
+	CHECK(store->size_bytes() == (1 << 20));
+	CHECK(file.size() == (4 << 20)); // never truncated
+	CHECK(log.contains("only the first 1048576"));
+}
+
+TEST_CASE("a device size of 0 is refused", "[file][open]")
+{
+	temp_file file(4096);
+	open_result r = try_open(file.path(), 0);
+	CHECK_FALSE(r.store);
+	CHECK(r.reason.find("device size") != std::string::npos);
+}
+
+TEST_CASE("a missing backing file fails open with -ENOENT", "[file][open]")
+{
+	open_result r = try_open("/nonexistent/tcmud/img", 4096);
+	CHECK_FALSE(r.store);
+	CHECK(r.error == -ENOENT);
+}
+
+TEST_CASE("a malformed cfgstring fails open with -EINVAL", "[file][open]")
+{
+	temp_file file(4096);
+	open_result r = try_open(file.path() + ";direct=2", 4096);
+	CHECK_FALSE(r.store);
+	CHECK(r.error == -EINVAL);
+}
+
+TEST_CASE("direct=1 opens the backing file with O_DIRECT", "[file][open]")
+{
+	temp_file file(1 << 20);
+	auto store = open_store(file.path() + ";direct=1", 1 << 20);
+	CHECK(static_cast<file_backstore &>(*store).direct());
+}
+
+TEST_CASE("on ext4 discard punches holes that read as zeroes, and zero range is used", "[file][open]")
+{
+	temp_file file(1 << 20);
+	auto store = open_store(file.path(), 1 << 20);
+	backstore_caps caps = store->caps();
+	CHECK(caps.discard);
+	CHECK(caps.discard_zeroes);
+	CHECK(caps.write_zeroes);
+	CHECK(file.size() == (1 << 20)); // the probes kept the size
+}

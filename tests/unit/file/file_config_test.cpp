@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The file handler's cfgstring syntax and check_config's reasons.
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#include <thread>
+
+#include "file/file_config.h"
+#include "file/file_handler.h"
+#include "file_test_util.h"
+
+using namespace tcmud;
+using namespace tcmud::test;
+
+namespace {
+
+// Drops the capabilities that let root ignore file modes, for the calling
+// thread only (capset affects one thread), so the permission check can be
+// tested when the tests run as root.
+void drop_dac_override_in_this_thread()
+{
+	__user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+	__user_cap_data_struct data[2]{};
+	REQUIRE(syscall(SYS_capget, &header, data) == 0);
+	for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER})
+		data[cap / 32].effective &= ~(1u << (cap % 32));
+	REQUIRE(syscall(SYS_capset, &header, data) == 0);
+}
+
+} // namespace
+
+TEST_CASE("a bare path parses with every option off", "[file][config]")
+{
+	file_config cfg;
+	REQUIRE(parse_file_config("/var/lib/img", &cfg) == "");
+	CHECK(cfg.path == "/var/lib/img");
+	CHECK_FALSE(cfg.direct);
+	CHECK_FALSE(cfg.extend);
+}
+
+TEST_CASE("options after ';' set direct and extend", "[file][config]")
+{
+	file_config cfg;
+	REQUIRE(parse_file_config("/img;direct=1;extend", &cfg) == "");
+	CHECK(cfg.path == "/img");
+	CHECK(cfg.direct);
+	CHECK(cfg.extend);
+	REQUIRE(parse_file_config("/img;direct=0", &cfg) == "");
+	CHECK_FALSE(cfg.direct);
+}
+
+TEST_CASE("an unknown option is refused and named", "[file][config]")
+{
+	file_config cfg;
+	std::string reason = parse_file_config("/img;sync=1", &cfg);
+	CHECK(reason.find("unknown option 'sync'") != std::string::npos);
+}
+
+TEST_CASE("an option value other than 0 or 1 is refused", "[file][config]")
+{
+	file_config cfg;
+	CHECK(parse_file_config("/img;direct=yes", &cfg).find("takes 0 or 1") !=
+	      std::string::npos);
+	CHECK(parse_file_config("/img;direct=", &cfg).find("empty value") !=
+	      std::string::npos);
+}
+
+TEST_CASE("a relative or empty path is refused", "[file][config]")
+{
+	file_config cfg;
+	CHECK(parse_file_config("img", &cfg).find("not absolute") != std::string::npos);
+	CHECK(parse_file_config("", &cfg).find("no backing file") != std::string::npos);
+	CHECK(parse_file_config(";direct", &cfg).find("no backing file") != std::string::npos);
+}
+
+TEST_CASE("a trailing ';' is refused as an empty option", "[file][config]")
+{
+	file_config cfg;
+	CHECK(parse_file_config("/img;", &cfg).find("empty option") != std::string::npos);
+}
+
+TEST_CASE("check_config accepts an existing writable regular file", "[file][config]")
+{
+	temp_file file(4096);
+	CHECK(check_file_config(file.path()) == "");
+	CHECK(check_file_config(file.path() + ";direct=1;extend=1") == "");
+}
+
+TEST_CASE("check_config names a missing file", "[file][config]")
+{
+	std::string reason = check_file_config("/nonexistent/tcmud/img");
+	CHECK(reason.find("/nonexistent/tcmud/img") != std::string::npos);
+	CHECK(reason.find("No such file or directory") != std::string::npos);
+}
+
+TEST_CASE("check_config refuses a directory", "[file][config]")
+{
+	CHECK(check_file_config("/tmp").find("is a directory") != std::string::npos);
+}
+
+TEST_CASE("check_config refuses a character device", "[file][config]")
+{
+	CHECK(check_file_config("/dev/null").find("neither a regular file") !=
+	      std::string::npos);
+}
+
+TEST_CASE("check_config reports a file this process may not write", "[file][config]")
+{
+	temp_file file(4096);
+	REQUIRE(chmod(file.path().c_str(), 0400) == 0);
+	std::string reason;
+	std::thread unprivileged([&] {
+		drop_dac_override_in_this_thread();
+		reason = check_file_config(file.path());
+	});
+	unprivileged.join();
+	CHECK(reason.find("cannot be opened for reading and writing") != std::string::npos);
+	CHECK(reason.find("Permission denied") != std::string::npos);
+}
+
+TEST_CASE("check_config passes syntax errors through", "[file][config]")
+{
+	temp_file file(4096);
+	CHECK(check_file_config(file.path() + ";bogus").find("unknown option") !=
+	      std::string::npos);
+}
+
+TEST_CASE("the handler is registered as subtype file with its checks", "[file][config]")
+{
+	CHECK(file_handler.subtype == "file");
+	CHECK(file_handler.config_desc.find("direct") != std::string_view::npos);
+	CHECK(file_handler.check_config == &check_file_config);
+	temp_file file(8192);
+	int error = 0;
+	std::string reason;
+	auto store = file_handler.open(make_config(file.path(), 8192), &error, &reason);
+	REQUIRE(store);
+	CHECK(store->size_bytes() == 8192);
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// Helpers for the file handler tests: temporary backing files, a real
+// engine, an engine wrapper that can refuse SQEs and shows the last one
+// handed out, and a way to run one block_io to completion.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "file/file_backstore.h"
+#include "file/file_queue.h"
+#include "io/uring_engine.h"
+#include "log/log.h"
+
+namespace tcmud::test {
+
+// A temporary file of a given size on /tmp (ext4 here: it has O_DIRECT,
+// PUNCH_HOLE and ZERO_RANGE), removed at the end of the test.
+class temp_file {
+public:
+	explicit temp_file(uint64_t size)
+	{
+		char name[] = "/tmp/tcmud-file-test-XXXXXX";
+		int fd = mkstemp(name);
+		REQUIRE(fd >= 0);
+		path_ = name;
+		REQUIRE(ftruncate(fd, static_cast<off_t>(size)) == 0);
+		close(fd);
+	}
+	~temp_file() { unlink(path_.c_str()); }
+	temp_file(const temp_file &) = delete;
+	temp_file &operator=(const temp_file &) = delete;
+
+	const std::string &path() const { return path_; }
+	uint64_t size() const
+	{
+		struct stat st;
+		return stat(path_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+	}
+	uint64_t allocated_bytes() const
+	{
+		struct stat st;
+		return stat(path_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_blocks) * 512 : 0;
+	}
+	std::vector<char> read_all() const
+	{
+		std::vector<char> data(size());
+		int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+		REQUIRE(fd >= 0);
+		REQUIRE(pread(fd, data.data(), data.size(), 0) ==
+			static_cast<ssize_t>(data.size()));
+		close(fd);
+		return data;
+	}
+
+private:
+	std::string path_;
+};
+
+inline backstore_config make_config(const std::string &cfgstring, uint64_t dev_size)
+{
+	backstore_config cfg;
+	cfg.subtype = "file";
+	cfg.cfgstring = cfgstring;
+	cfg.dev_size = dev_size;
+	cfg.block_size = 512;
+	cfg.log_prefix = "file/test:";
+	return cfg;
+}
+
+inline std::unique_ptr<backstore> open_store(const std::string &cfgstring,
+					     uint64_t dev_size)
+{
+	int error = 0;
+	std::string reason;
+	auto store = file_backstore::open(make_config(cfgstring, dev_size), &error, &reason);
+	INFO("open failed: " << reason);
+	REQUIRE(store);
+	return store;
+}
+
+inline std::unique_ptr<uring_engine> make_engine()
+{
+	int error = 0;
+	auto engine = uring_engine::create({}, &error);
+	INFO("io_uring set-up failed: " << strerror(-error));
+	REQUIRE(engine);
+	return engine;
+}
+
+// Forwards to a real engine, but can pretend the SQ is full and keeps the
+// last SQE it handed out so a test can look at what the queue prepared.
+struct gated_engine final : io_engine {
+	uring_engine &real;
+	bool full = false;
+	int refused = 0;
+	io_uring_sqe *last = nullptr;
+
+	explicit gated_engine(uring_engine &engine) : real(engine) {}
+	io_uring_sqe *get_sqe(io_completion *done) override
+	{
+		if (full) {
+			refused++;
+			return nullptr;
+		}
+		return last = real.get_sqe(done);
+	}
+	void wait_for_sqe(io_completion *waiter) override { real.wait_for_sqe(waiter); }
+	int register_file(int fd) override { return real.register_file(fd); }
+	void unregister_file(int index) override { real.unregister_file(index); }
+};
+
+struct recording_completion final : io_completion {
+	std::vector<int64_t> results;
+	void io_done(int64_t result) override { results.push_back(result); }
+};
+
+// Submits io and runs the engine until its completion arrives; returns the
+// result. Fails the test if the completion never comes or comes twice.
+inline int64_t run_io(uring_engine &engine, backend_queue &queue, block_io &io)
+{
+	recording_completion done;
+	io.done = &done;
+	queue.submit(io);
+	const __kernel_timespec wait{.tv_sec = 5, .tv_nsec = 0};
+	for (int round = 0; round < 100 && done.results.empty(); round++)
+		REQUIRE(engine.run_once(1, &wait) >= 0);
+	engine.run_once(0); // a second completion would show up here
+	REQUIRE(done.results.size() == 1);
+	return done.results[0];
+}
+
+inline block_io make_rw(block_op op, uint64_t offset, std::span<const iovec> iov)
+{
+	block_io io;
+	io.op = op;
+	io.offset = offset;
+	io.iov = iov;
+	for (const iovec &v : iov)
+		io.length += v.iov_len;
+	return io;
+}
+
+inline block_io make_range(block_op op, uint64_t offset, uint64_t length)
+{
+	block_io io;
+	io.op = op;
+	io.offset = offset;
+	io.length = length;
+	return io;
+}
+
+// Captures log lines for the duration of a test.
+struct log_capture {
+	std::vector<std::string> lines;
+	static void sink(void *ctx, log_level, std::string_view line)
+	{
+		static_cast<log_capture *>(ctx)->lines.emplace_back(line);
+	}
+	log_capture() { set_log_sink(sink, this); }
+	~log_capture() { set_log_sink(nullptr, nullptr); }
+	bool contains(std::string_view text) const
+	{
+		for (const auto &line : lines)
+			if (line.find(text) != std::string::npos)
+				return true;
+		return false;
+	}
+};
+
+} // namespace tcmud::test
