@@ -11,6 +11,8 @@ packages=(
 	# the VM test bed: emulator, guest userland pieces, tools the guest runs
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
+	# kmod/: module BTF (pahole) and sparse checks of our kernel patches
+	dwarves sparse
 	# benchmark counts (callgrind)
 	valgrind
 )

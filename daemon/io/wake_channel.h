@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "io/cqe_handler.h"
-#include "io/unique_fd.h"
+#include "tcmud/unique_fd.h"
 #include "tcmud/io_completion.h"
 
 namespace tcmud {

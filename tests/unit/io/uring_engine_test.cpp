@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "engine_test_util.h"
-#include "io/unique_fd.h"
+#include "tcmud/unique_fd.h"
 #include "io/uring_engine.h"
 
 using namespace tcmud;

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "core/device_registry.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/log.h"
+
+namespace tcmud {
+
+device_registry::device_registry(device_roots roots, device_options opts)
+	: roots_(std::move(roots)), opts_(opts)
+{
+}
+
+device_registry::~device_registry()
+{
+	remove_all();
+}
+
+size_t device_registry::scan()
+{
+	std::vector<discovery_skip> skipped;
+	for (const uio_device_info &info : discover_tcmu_devices(roots_, &skipped))
+		if (!devices_.count(info.minor))
+			add_device(info);
+	for (const discovery_skip &s : skipped)
+		log_warn("", "%s: skipped: %s", s.uio.c_str(), strerror(-s.error));
+	return devices_.size();
+}
+
+int device_registry::add(uint32_t minor)
+{
+	if (devices_.count(minor))
+		return 0;
+	uio_device_info info;
+	std::string uio = "uio" + std::to_string(minor);
+	int error = read_uio_device(roots_, uio, info);
+	if (error < 0) {
+		log_error("", "%s: not a usable tcm-user device: %s", uio.c_str(), strerror(-error));
+		return error;
+	}
+	return add_device(info);
+}
+
+int device_registry::add_device(const uio_device_info &info)
+{
+	int error = 0;
+	auto dev = tcmu_device::open(roots_, info, opts_, &error);
+	if (!dev)
+		return error;
+	devices_.emplace(info.minor, std::move(dev));
+	return 0;
+}
+
+int device_registry::remove(uint32_t minor)
+{
+	auto it = devices_.find(minor);
+	if (it == devices_.end())
+		return 0;
+	std::string prefix = it->second->log_prefix();
+	it->second->stop();
+	devices_.erase(it);
+	log_info(prefix, "released");
+	return 0;
+}
+
+void device_registry::remove_all()
+{
+	while (!devices_.empty())
+		remove(devices_.begin()->first);
+}
+
+} // namespace tcmud

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The backstore handlers this daemon serves. Subtypes match exactly: a
+// device configured for "file2" is never handed to "file".
+#include <span>
+#include <string_view>
+
+#include "tcmud/block_backend.h"
+
+namespace tcmud {
+
+std::span<const handler_ops *const> builtin_handlers();
+const handler_ops *find_handler(std::string_view subtype);
+
+} // namespace tcmud

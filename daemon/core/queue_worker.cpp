@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "core/queue_worker.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "log/log.h"
+#include "scsi/sense_builder.h"
+
+namespace tcmud {
+
+// A command slot: the SCSI layer's reusable command object plus the ring's
+// id for it. Each slot is its own command_owner, so a completion finds its
+// slot without any lookup.
+struct queue_worker::slot final : scsi::command_owner {
+	queue_worker *worker = nullptr;
+	uint16_t cmd_id = 0;
+	scsi::command cmd;
+
+	void command_done(scsi::command &) override { worker->command_finished(*this); }
+	void command_wake(scsi::command &) override
+	{
+		// Any thread (the queue that released the range).
+		{
+			std::lock_guard lock(worker->woken_mutex_);
+			worker->woken_.push_back(this);
+		}
+		worker->engine_->wake();
+	}
+};
+
+// The uio fd became readable: the kernel queued commands.
+class queue_worker::doorbell final : public io_completion {
+public:
+	explicit doorbell(queue_worker &w) : w_(w) {}
+	void io_done(int64_t result) override
+	{
+		if (result < 0) {
+			log_error(w_.params_.log_prefix, "uio poll failed: %s", strerror(int(-result)));
+			return;
+		}
+		w_.ack_doorbell();
+		w_.drain_ring();
+	}
+
+private:
+	queue_worker &w_;
+};
+
+// Another thread called engine_->wake(): range-lock grants or stop.
+class queue_worker::waker final : public io_completion {
+public:
+	explicit waker(queue_worker &w) : w_(w) {}
+	void io_done(int64_t) override { w_.resume_woken(); }
+
+private:
+	queue_worker &w_;
+};
+
+queue_worker::queue_worker(queue_params params) : params_(std::move(params)) {}
+
+queue_worker::~queue_worker()
+{
+	stop();
+}
+
+int queue_worker::start()
+{
+	thread_ = std::thread([this] { thread_main(); });
+	std::unique_lock lock(setup_mutex_);
+	setup_cv_.wait(lock, [this] { return setup_finished_; });
+	if (setup_rc_ < 0) {
+		lock.unlock();
+		thread_.join();
+	}
+	return setup_rc_;
+}
+
+void queue_worker::setup_done(int rc)
+{
+	std::lock_guard lock(setup_mutex_);
+	setup_rc_ = rc;
+	setup_finished_ = true;
+	setup_cv_.notify_all();
+}
+
+void queue_worker::stop(unsigned drain_timeout_ms)
+{
+	if (!thread_.joinable())
+		return;
+	drain_timeout_ms_ = drain_timeout_ms;
+	stopping_.store(true, std::memory_order_release);
+	engine_->wake();
+	thread_.join();
+}
+
+void queue_worker::thread_main()
+{
+	int rc = setup_on_thread();
+	setup_done(rc);
+	if (rc < 0)
+		return;
+	serve();
+	// Leave nothing of ours in the kernel's view: the ring's last answers
+	// are published, the engine (and its polls) goes with this thread.
+	flush_completions();
+	doorbell_.reset();
+	engine_.reset();
+}
+
+int queue_worker::setup_on_thread()
+{
+	const std::string &pfx = params_.log_prefix;
+	mailbox_error why{};
+	auto ring = command_ring::attach(params_.map, params_.ring, why);
+	if (!ring) {
+		log_error(pfx, "queue %u: unusable mailbox: %.*s", params_.queue_index,
+			  int(to_string(why).size()), to_string(why).data());
+		return -EPROTO;
+	}
+	ring_.emplace(std::move(*ring));
+
+	uring_options opts;
+	opts.entries = params_.uring_entries;
+	int error = 0;
+	engine_ = uring_engine::create(opts, &error);
+	if (!engine_) {
+		log_error(pfx, "queue %u: io_uring setup failed: %s", params_.queue_index,
+			  strerror(-error));
+		return error;
+	}
+	backend_ = params_.store->open_queue(*engine_);
+	if (!backend_) {
+		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
+		return -EIO;
+	}
+
+	size_t n = params_.ring.max_in_flight;
+	slots_ = std::make_unique<slot[]>(n);
+	free_slots_.reserve(n);
+	for (size_t i = n; i-- > 0;) {
+		slots_[i].worker = this;
+		free_slots_.push_back(&slots_[i]);
+	}
+
+	doorbell_ = std::make_unique<doorbell>(*this);
+	waker_ = std::make_unique<waker>(*this);
+	engine_->set_wake_handler(waker_.get());
+	int rc = engine_->watch_readable(params_.uio_fd, doorbell_.get());
+	if (rc < 0) {
+		log_error(pfx, "queue %u: cannot watch the uio fd: %s", params_.queue_index,
+			  strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+void queue_worker::serve()
+{
+	// Commands may have been queued before we started watching.
+	drain_ring();
+	flush_completions();
+	while (!stopping_.load(std::memory_order_acquire)) {
+		int rc = engine_->run_once(1);
+		if (rc < 0) {
+			log_error(params_.log_prefix, "queue %u: io_uring failed: %s",
+				  params_.queue_index, strerror(-rc));
+			break;
+		}
+		// A completion may have freed a slot that an entry was waiting for.
+		drain_ring();
+		flush_completions();
+	}
+	drain_in_flight();
+}
+
+// Stop: no new commands are taken, but what is in flight finishes, so no
+// initiator sees an aborted command because the daemon was told to stop.
+void queue_worker::drain_in_flight()
+{
+	using clock = std::chrono::steady_clock;
+	auto deadline = clock::now() + std::chrono::milliseconds(drain_timeout_ms_);
+	__kernel_timespec tick{0, 100'000'000};
+	while (busy_ > 0 && clock::now() < deadline) {
+		if (engine_->run_once(1, &tick) < 0)
+			break;
+		resume_woken();
+		flush_completions();
+	}
+	if (busy_ > 0)
+		log_warn(params_.log_prefix, "queue %u: stopped with %zu commands in flight",
+			 params_.queue_index, busy_);
+}
+
+void queue_worker::ack_doorbell()
+{
+	// uio counts interrupts; reading consumes the count so poll() waits for
+	// the next one. The fd is non-blocking: EAGAIN just means no new count.
+	uint32_t count;
+	if (read(params_.uio_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_debug(params_.log_prefix, "uio read: %s", strerror(errno));
+}
+
+void queue_worker::drain_ring()
+{
+	if (stopping_.load(std::memory_order_relaxed))
+		return;
+	while (!free_slots_.empty()) {
+		auto ev = ring_->next();
+		if (!ev)
+			break;
+		if (auto *rc = std::get_if<ring_command>(&*ev))
+			dispatch(*rc);
+		else if (auto *bad = std::get_if<ring_malformed>(&*ev))
+			refuse(*bad);
+		else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
+			log_info(params_.log_prefix, "task management %u for %zu commands",
+				 tmr->tmr_type, tmr->cmd_ids.size());
+	}
+}
+
+void queue_worker::dispatch(const ring_command &rc)
+{
+	slot *s = free_slots_.back();
+	free_slots_.pop_back();
+	++busy_;
+	s->cmd_id = rc.cmd_id;
+	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
+	params_.lu->execute(s->cmd, *backend_);
+}
+
+void queue_worker::refuse(const ring_malformed &bad)
+{
+	stats_.malformed.fetch_add(1, std::memory_order_relaxed);
+	log_error(params_.log_prefix, "queue %u: malformed ring entry (cmd_id %u): %.*s%s",
+		  params_.queue_index, bad.cmd_id, int(to_string(bad.reason).size()),
+		  to_string(bad.reason).data(),
+		  bad.ring_broken ? "; ring stopped until reset_ring" : "");
+	if (!bad.needs_response)
+		return;
+	// The entry is framed well but its contents are not trustworthy: fail
+	// it as an internal target failure rather than touch its buffers.
+	std::array<uint8_t, 96> sense{};
+	size_t len = scsi::sense_builder(scsi::HARDWARE_ERROR,
+					 scsi::ASC_INTERNAL_TARGET_FAILURE)
+			     .build(false, sense);
+	ring_->complete(bad.cmd_id, scsi::SAM_STAT_CHECK_CONDITION, std::span(sense).first(len));
+	completions_pending_ = true;
+}
+
+void queue_worker::command_finished(slot &s)
+{
+	const scsi::command &c = s.cmd;
+	stats_.commands.fetch_add(1, std::memory_order_relaxed);
+	if (c.status() != scsi::SAM_STAT_GOOD)
+		stats_.errors.fetch_add(1, std::memory_order_relaxed);
+	uint64_t read_len = c.read_len();
+	ring_->complete(s.cmd_id, c.status(), c.sense(),
+			read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
+	completions_pending_ = true;
+	free_slots_.push_back(&s);
+	--busy_;
+}
+
+void queue_worker::flush_completions()
+{
+	if (!completions_pending_)
+		return;
+	completions_pending_ = false;
+	if (!ring_->publish())
+		return;
+	// One doorbell for the whole batch. The value names the queue for the
+	// multi-queue kernel ABI; a stock kernel ignores it.
+	uint32_t q = params_.queue_index;
+	stats_.doorbells.fetch_add(1, std::memory_order_relaxed);
+	if (write(params_.uio_fd, &q, sizeof(q)) < 0)
+		log_error(params_.log_prefix, "uio write: %s", strerror(errno));
+}
+
+void queue_worker::resume_woken()
+{
+	std::vector<slot *> batch;
+	{
+		std::lock_guard lock(woken_mutex_);
+		batch.swap(woken_);
+	}
+	for (slot *s : batch)
+		params_.lu->resume(s->cmd, *backend_);
+}
+
+} // namespace tcmud

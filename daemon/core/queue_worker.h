@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// One TCMU command ring served by one thread.
+//
+// The worker's thread owns everything on the data path of its queue: the
+// command ring, the io_uring (created on that thread), the backstore's queue
+// channel and the command slots. The uio doorbell, backing-file I/O and
+// cross-thread wake-ups all arrive through that one io_uring, so a batch of
+// commands costs one io_uring_enter() and a batch of completions one write()
+// to the uio fd. Nothing here is shared with another queue; the only thing a
+// foreign thread may touch is the wake list (COMPARE AND WRITE range-lock
+// grants and stop requests), which is off the data path.
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <optional>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/uring_engine.h"
+#include "ring/command_ring.h"
+#include "scsi/command.h"
+#include "scsi/logical_unit.h"
+#include "tcmud/block_backend.h"
+
+namespace tcmud {
+
+struct queue_params {
+	std::span<std::byte> map;      // the whole uio map0 mapping
+	int uio_fd = -1;               // doorbell: read to ack, write to notify
+	uint32_t queue_index = 0;      // value written to the uio fd
+	std::string log_prefix;        // "file/lun0:"
+	scsi::logical_unit *lu = nullptr;
+	backstore *store = nullptr;
+	ring_options ring;
+	unsigned uring_entries = 256;
+};
+
+struct queue_stats {
+	std::atomic<uint64_t> commands{0};
+	std::atomic<uint64_t> errors{0};       // CHECK CONDITION or worse
+	std::atomic<uint64_t> malformed{0};    // entries refused by the ring checks
+	std::atomic<uint64_t> doorbells{0};    // writes to the uio fd
+};
+
+class queue_worker {
+public:
+	explicit queue_worker(queue_params params);
+	~queue_worker();
+	queue_worker(const queue_worker &) = delete;
+	queue_worker &operator=(const queue_worker &) = delete;
+
+	// Starts the thread and waits until its ring and io_uring are set up.
+	// -errno (already logged) if they could not be.
+	int start();
+	// Stops taking new commands, lets every command in flight finish (up to
+	// drain_timeout_ms), hands the last completions to the kernel, joins.
+	void stop(unsigned drain_timeout_ms = 30000);
+
+	const queue_stats &stats() const { return stats_; }
+
+private:
+	struct slot;
+	class doorbell;
+	class waker;
+
+	void thread_main();
+	int setup_on_thread();
+	void serve();
+	void drain_ring();
+	void dispatch(const ring_command &rc);
+	void refuse(const ring_malformed &bad);
+	void command_finished(slot &s);
+	void flush_completions();
+	void ack_doorbell();
+	void resume_woken();
+	void setup_done(int rc);
+	void drain_in_flight();
+
+	queue_params params_;
+	queue_stats stats_;
+	std::thread thread_;
+
+	// Owned by the worker thread once it runs.
+	std::unique_ptr<uring_engine> engine_;
+	std::optional<command_ring> ring_;
+	std::unique_ptr<backend_queue> backend_;
+	std::unique_ptr<slot[]> slots_;
+	std::vector<slot *> free_slots_;
+	std::unique_ptr<doorbell> doorbell_;
+	std::unique_ptr<waker> waker_;
+	size_t busy_ = 0;
+	bool completions_pending_ = false;
+
+	// Cross-thread: range-lock grants from other queues, and stop.
+	std::mutex woken_mutex_;
+	std::vector<slot *> woken_;
+	std::atomic<bool> stopping_{false};
+	unsigned drain_timeout_ms_ = 30000;
+
+	// start() waits for the thread's set-up result.
+	std::mutex setup_mutex_;
+	std::condition_variable setup_cv_;
+	bool setup_finished_ = false;
+	int setup_rc_ = 0;
+};
+
+} // namespace tcmud

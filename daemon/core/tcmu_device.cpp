@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "core/tcmu_device.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/handler_registry.h"
+#include "log/log.h"
+
+namespace tcmud {
+
+tcmu_device::tcmu_device(const device_roots &roots, uio_device_info info)
+	: roots_(roots), info_(std::move(info)),
+	  prefix_(info_.name.subtype + "/" + info_.name.device + ":"),
+	  configfs_(roots_, info_.name.hba, info_.name.device)
+{
+}
+
+tcmu_device::~tcmu_device()
+{
+	stop();
+}
+
+std::unique_ptr<tcmu_device> tcmu_device::open(const device_roots &roots,
+					       const uio_device_info &info,
+					       const device_options &opts, int *error)
+{
+	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
+	*error = dev->open_backstore(opts);
+	if (*error == 0)
+		*error = dev->start_queues(opts);
+	if (*error < 0)
+		return nullptr;
+	return dev;
+}
+
+
+int tcmu_device::open_backstore(const device_options &)
+{
+	const handler_ops *handler = find_handler(info_.name.subtype);
+	if (!handler) {
+		log_error(prefix_, "no handler for subtype '%s'", info_.name.subtype.c_str());
+		return -ENOENT;
+	}
+	backstore_config bc;
+	bc.subtype = info_.name.subtype;
+	bc.cfgstring = info_.name.cfgstring;
+	bc.log_prefix = prefix_;
+	int rc = configfs_.dev_size(bc.dev_size);
+	if (rc == 0)
+		rc = configfs_.hw_block_size(bc.block_size);
+	if (rc < 0) {
+		log_error(prefix_, "cannot read the device's size from %s: %s",
+			  configfs_.dir().c_str(), strerror(-rc));
+		return rc;
+	}
+	if (bc.block_size == 0)
+		bc.block_size = 512;
+	if (bc.dev_size == 0 || bc.dev_size % bc.block_size) {
+		log_error(prefix_, "device size %llu is not a non-zero multiple of the %u-byte block",
+			  (unsigned long long)bc.dev_size, bc.block_size);
+		return -EINVAL;
+	}
+	int error = 0;
+	std::string reason;
+	store_ = handler->open(bc, &error, &reason);
+	if (!store_) {
+		log_error(prefix_, "cannot open '%s': %s", bc.cfgstring.c_str(), reason.c_str());
+		return error < 0 ? error : -EIO;
+	}
+	return make_logical_unit(bc);
+}
+
+int tcmu_device::make_logical_unit(const backstore_config &bc)
+{
+	scsi::logical_unit_config lc;
+	lc.block_size = bc.block_size;
+	lc.num_blocks = bc.dev_size / bc.block_size;
+	lc.caps = store_->caps();
+	lc.vendor = "LIO-ORG";
+	lc.product = "TCMU device";
+	bool wce = true;
+	if (configfs_.emulate_write_cache(wce) == 0)
+		lc.write_cache_enabled = wce;
+	// The kernel splits larger transfers anyway; advertising its limit lets
+	// the initiator size requests to fit one command.
+	uint32_t max_sectors = 0;
+	if (configfs_.hw_max_sectors(max_sectors) == 0 && max_sectors)
+		lc.max_transfer_blocks = uint32_t(uint64_t(max_sectors) * 512 / bc.block_size);
+	// Read when an initiator asks, so a serial changed in configfs shows.
+	lc.unit_serial = [cfg = configfs_] {
+		std::string s;
+		return cfg.unit_serial(s) == 0 ? s : std::string();
+	};
+	std::string why;
+	lu_ = scsi::logical_unit::create(std::move(lc), &why);
+	if (!lu_) {
+		log_error(prefix_, "unusable geometry: %s", why.c_str());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int tcmu_device::start_queues(const device_options &opts)
+{
+	uio_open_options uo;
+	uo.nonblocking = true; // the worker reads the event count after a poll
+	int error = uio_device::open(roots_, info_, uo, uio_);
+	if (error < 0) {
+		log_error(prefix_, "cannot map /dev/%s: %s", info_.uio.c_str(), strerror(-error));
+		return error;
+	}
+	queue_params qp;
+	qp.map = uio_.mapping();
+	qp.uio_fd = uio_.fd();
+	qp.queue_index = 0;
+	qp.log_prefix = prefix_;
+	qp.lu = lu_.get();
+	qp.store = store_.get();
+	qp.ring.max_in_flight = opts.max_in_flight;
+	qp.uring_entries = opts.uring_entries;
+	auto q = std::make_unique<queue_worker>(qp);
+	int rc = q->start();
+	if (rc < 0)
+		return rc;
+	queues_.push_back(std::move(q));
+	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
+		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
+	return 0;
+}
+
+void tcmu_device::stop()
+{
+	for (auto &q : queues_)
+		q->stop();
+	queues_.clear();
+}
+
+} // namespace tcmud
