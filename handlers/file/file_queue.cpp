@@ -45,6 +45,12 @@ file_queue::file_queue(io_engine &engine, int fd, uint64_t size,
 
 file_queue::~file_queue()
 {
+	// The engine still holds pointers into this queue for anything in
+	// flight or parked; the owner must drain first. Say so loudly if not.
+	size_t busy = pool_.size() - free_.size();
+	if (busy > 0)
+		log_error(log_prefix_, "file queue destroyed with %zu requests unfinished",
+			  busy);
 	if (fixed_index_ >= 0)
 		engine_.unregister_file(fixed_index_);
 }

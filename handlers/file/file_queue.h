@@ -10,6 +10,9 @@
 // If the ring has no free SQE a request is parked, in order, and restarted
 // after the engine's next reap: nothing is dropped. No allocation happens
 // per request once the pool has grown to the queue depth.
+//
+// Lifetime: destroy a file_queue only when every submitted request has
+// completed; the engine holds pointers into it until then.
 #include <cstdint>
 #include <memory>
 #include <string>
