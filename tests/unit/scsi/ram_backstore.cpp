@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace tcmud::scsi::test {
 
@@ -22,6 +23,8 @@ void ram_backstore::submit(block_io &io)
 		queue_.push_back(&io);
 		return;
 	}
+	if (yield_)
+		std::this_thread::yield();
 	int64_t result = perform(io);
 	io.done->io_done(result);
 }

@@ -37,6 +37,9 @@ public:
 	void submit(block_io &io) override;
 
 	void set_mode(mode m) { mode_ = m; }
+	// synchronous mode: yield the CPU before each request, so that two
+	// threads sharing the store interleave their requests more often.
+	void set_yield(bool on) { yield_ = on; }
 	// The next request of `op` completes with `result`: < 0 moves nothing;
 	// 0 < result < length moves only `result` bytes (a short completion).
 	void inject(block_op op, int64_t result);
@@ -57,6 +60,7 @@ private:
 	mutable std::mutex mutex_;
 	std::vector<uint8_t> bytes_;
 	mode mode_;
+	bool yield_ = false;
 	std::deque<block_io *> queue_;
 	std::vector<std::pair<block_op, int64_t>> injected_;
 	std::vector<record> history_;
