@@ -1,0 +1,68 @@
+// The classic TCMU ring ABI (linux/target_core_user.h) restated for C++:
+// the uapi header converts an integer to an enum implicitly and defines
+// struct iovec itself, so a C++ file cannot include it next to libc.
+// The static_asserts pin every offset this client relies on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kmod_client {
+
+struct tcmu_mailbox {
+	uint16_t version;
+	uint16_t flags;
+	uint32_t cmdr_off;
+	uint32_t cmdr_size;
+	uint32_t cmd_head;
+	alignas(64) uint32_t cmd_tail;  // updated by user space, own cache line
+};
+static_assert(offsetof(tcmu_mailbox, cmd_head) == 12);
+static_assert(offsetof(tcmu_mailbox, cmd_tail) == 64);
+
+inline constexpr uint32_t TCMU_OP_PAD = 0;
+inline constexpr uint32_t TCMU_OP_CMD = 1;
+inline constexpr uint32_t TCMU_OP_TMR = 2;
+inline constexpr uint32_t TCMU_OP_MASK = 0x7;
+inline constexpr size_t TCMU_SENSE_BUFFERSIZE = 96;
+
+inline uint32_t tcmu_hdr_get_op(uint32_t len_op) { return len_op & TCMU_OP_MASK; }
+inline uint32_t tcmu_hdr_get_len(uint32_t len_op) { return len_op & ~TCMU_OP_MASK; }
+
+#pragma pack(push, 1)
+struct tcmu_cmd_entry_hdr {
+	uint32_t len_op;
+	uint16_t cmd_id;
+	uint8_t kflags;
+	uint8_t uflags;
+};
+
+// The request as the kernel writes it; the iovecs (pairs of 64-bit offset
+// from the mailbox and length) follow at iov_offset.
+struct tcmu_cmd_req {
+	tcmu_cmd_entry_hdr hdr;
+	uint32_t iov_cnt;
+	uint32_t iov_bidi_cnt;
+	uint32_t iov_dif_cnt;
+	uint64_t cdb_off;
+	uint64_t pad1;
+	uint64_t pad2;
+};
+
+// The response we write over the same slot.
+struct tcmu_cmd_rsp {
+	tcmu_cmd_entry_hdr hdr;
+	uint8_t scsi_status;
+	uint8_t pad1;
+	uint16_t pad2;
+	uint32_t read_len;
+	uint8_t sense_buffer[TCMU_SENSE_BUFFERSIZE];
+};
+#pragma pack(pop)
+
+inline constexpr size_t tcmu_iov_offset = sizeof(tcmu_cmd_req);
+static_assert(sizeof(tcmu_cmd_entry_hdr) == 8);
+static_assert(tcmu_iov_offset == 44);
+static_assert(sizeof(tcmu_cmd_rsp) == 112);
+
+}  // namespace kmod_client
