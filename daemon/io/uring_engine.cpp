@@ -143,6 +143,10 @@ int uring_engine::submit()
 int uring_engine::run_once(unsigned min_complete, const __kernel_timespec *timeout)
 {
 	int ret;
+	// Waiters for an SQE must not sit through a long wait: they get their
+	// retry after this round's submit, which freed the SQ.
+	if (!waiters_.empty())
+		min_complete = 0;
 	if (min_complete == 0) {
 		// With DEFER_TASKRUN completions are only posted inside an
 		// enter, so a non-waiting round must still enter once.

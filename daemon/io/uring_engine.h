@@ -44,9 +44,10 @@ public:
 	void unregister_file(int index) override;
 
 	// Submits pending SQEs, waits until min_complete completions are ready
-	// or the timeout passes (nullptr: no timeout; min_complete 0: do not
-	// wait), then dispatches every ready completion. Returns the number of
-	// completions dispatched, or -errno if the ring itself failed.
+	// or the timeout passes (nullptr: no timeout; min_complete 0, or any
+	// wait_for_sqe() caller pending: no wait), then dispatches every ready
+	// completion and calls the waiters. Returns the number of completions
+	// dispatched, or -errno if the ring itself failed.
 	int run_once(unsigned min_complete, const __kernel_timespec *timeout = nullptr);
 	// run_once(1) until request_stop(); returns 0 or the first ring error.
 	int run();

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -152,6 +153,19 @@ TEST_CASE("wait_for_sqe waiters are called once after the next round", "[io]")
 	CHECK(waiter.results == std::vector<int64_t>{0});
 	engine->run_once(0);
 	CHECK(waiter.calls() == 1);
+}
+
+TEST_CASE("a pending waiter keeps run_once from blocking", "[io]")
+{
+	auto engine = make_engine();
+	recording_completion waiter;
+	engine->wait_for_sqe(&waiter);
+	__kernel_timespec ts{.tv_sec = 2, .tv_nsec = 0};
+	auto start = std::chrono::steady_clock::now();
+	engine->run_once(1, &ts);
+	auto elapsed = std::chrono::steady_clock::now() - start;
+	CHECK(waiter.calls() == 1);
+	CHECK(elapsed < std::chrono::milliseconds(500));
 }
 
 TEST_CASE("a registered file serves reads through its fixed index", "[io]")
