@@ -5,6 +5,7 @@
 // own eventfd, on a RAM disk.
 //
 //   tcmu-mq-client --name NAME --size BYTES [--uio-wakeup] [--wait S]
+//   (TCMU_MQ_CLIENT_TRACE=1 in the environment: one stderr line per command)
 //
 // Prints "ready ..." once serving; SIGUSR1 prints the counters; SIGINT or
 // SIGTERM, or removal of the device, stops it and prints per-queue counters.
@@ -179,10 +180,11 @@ void print_stats(const char *what, const std::vector<std::unique_ptr<queue_serve
 	for (const auto &s : qs) {
 		const queue_stats &st = s->stats();
 		std::printf("%s queue %u: received=%lu completed=%lu tmr=%lu wakeups=%lu batches=%lu "
-			    "duplicates=%lu bad=%lu write_errors=%lu unserved=%lu\n",
+			    "duplicates=%lu bad=%lu write_errors=%lu unserved=%lu head=%u seen=%u tail=%u\n",
 			    what, s->index(), st.received.load(), st.completed.load(), st.tmr.load(),
 			    st.wakeups.load(), st.batches.load(), st.duplicates.load(),
-			    st.bad_entries.load(), st.write_errors.load(), st.unserved.load());
+			    st.bad_entries.load(), st.write_errors.load(), st.unserved.load(),
+			    s->kernel_head(), st.seen.load(), st.tail.load());
 		rx += st.received;
 		done += st.completed;
 		busy += st.received > 0;
@@ -243,9 +245,11 @@ int main(int argc, char **argv)
 	std::vector<std::thread> threads;
 	for (auto &s : queues)
 		threads.emplace_back([&s, &running] { s->run(); running--; });
-	std::printf("ready uio=%s nr_queues=%u abi=%s wakeup=%s pid=%d\n", r.uio.c_str(),
-		    r.info.nr_queues, r.mq_abi ? "mq" : "classic",
-		    use_eventfd ? "eventfd" : "uio", getpid());
+	std::printf("ready uio=%s nr_queues=%u abi=%s wakeup=%s pid=%d ring_size=%llu data_size=%llu "
+		    "stride=%llu mmap_size=%llu\n", r.uio.c_str(), r.info.nr_queues,
+		    r.mq_abi ? "mq" : "classic", use_eventfd ? "eventfd" : "uio", getpid(),
+		    (unsigned long long)r.info.ring_size, (unsigned long long)r.info.data_size,
+		    (unsigned long long)r.info.queue_stride, (unsigned long long)r.info.mmap_size);
 	std::fflush(stdout);
 
 	timespec tick = {0, 200 * 1000 * 1000};

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 
@@ -35,7 +36,8 @@ queue_server::queue_server(uint32_t index, queue_layout layout, int uio_fd,
 			   int event_fd, ram_disk &disk, const std::atomic<bool> &stop)
 	: index_(index), layout_(layout), uio_fd_(uio_fd), event_fd_(event_fd),
 	  disk_(disk), stop_(stop),
-	  mb_(reinterpret_cast<tcmu_mailbox *>(layout.mailbox))
+	  mb_(reinterpret_cast<tcmu_mailbox *>(layout.mailbox)),
+	  trace_(std::getenv("TCMU_MQ_CLIENT_TRACE") != nullptr)
 {
 	batch_.reserve(256);
 }
@@ -60,6 +62,11 @@ bool queue_server::check_mailbox()
 		return false;
 	}
 	return true;
+}
+
+uint32_t queue_server::kernel_head() const
+{
+	return __atomic_load_n(&mb_->cmd_head, __ATOMIC_ACQUIRE);
 }
 
 void queue_server::run()
@@ -150,6 +157,7 @@ bool queue_server::consume(uint32_t head)
 		}
 		head_seen_ = (head_seen_ + len) % cmdr_size_;
 	}
+	stats_.seen = head_seen_;
 	return true;
 }
 
@@ -169,6 +177,10 @@ bool queue_server::take_command(uint32_t pos, uint32_t len)
 	// A bad CDB or segment breaks only this command: the slot itself was
 	// sound, so answer it with CHECK CONDITION and count it.
 	auto reject = [&] {
+		std::fprintf(stderr, "queue %u: cmd %u at %u len %u rejected: iovs %llu cdb_off %llu ring [%llu, %llu) data [%llu, +%llu)\n",
+			     index_, id, pos, len, (unsigned long long)nr_iov, (unsigned long long)ent->cdb_off,
+			     (unsigned long long)mb_->cmdr_off, (unsigned long long)mb_->cmdr_off + cmdr_size_,
+			     (unsigned long long)layout_.ring_size, (unsigned long long)layout_.data_size);
 		stats_.bad_entries++;
 		batch_.push_back({id, check_condition(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB)});
 		return true;
@@ -185,11 +197,17 @@ bool queue_server::take_command(uint32_t pos, uint32_t len)
 	for (uint32_t i = 0; i < ent->iov_cnt; i++) {
 		ring_iov v;
 		std::memcpy(&v, entry(pos) + tcmu_iov_offset + i * sizeof(v), sizeof(v));
-		if (v.base < data_lo || v.base > data_hi || v.len > data_hi - v.base)
+		if (v.base < data_lo || v.base > data_hi || v.len > data_hi - v.base) {
+			std::fprintf(stderr, "queue %u: cmd %u iov %u: base %llu len %llu\n", index_, id, i,
+				     (unsigned long long)v.base, (unsigned long long)v.len);
 			return reject();
+		}
 		segs[i] = {layout_.mailbox + v.base, v.len};
 	}
 	batch_.push_back({id, disk_.execute({cdb, cdb_len}, {segs, ent->iov_cnt})});
+	if (trace_)
+		std::fprintf(stderr, "queue %u: cmd %u op 0x%02x iovs %u -> status 0x%02x\n", index_,
+			     id, cdb[0], ent->iov_cnt, batch_.back().result.status);
 	return true;
 }
 
@@ -213,6 +231,7 @@ void queue_server::complete_batch()
 	skip_non_commands();
 	// Release: the responses are visible before the kernel sees cmd_tail.
 	__atomic_store_n(&mb_->cmd_tail, tail_, __ATOMIC_RELEASE);
+	stats_.tail = tail_;
 	stats_.completed += batch_.size();
 	batch_.clear();
 	uint32_t q = index_;

@@ -34,6 +34,8 @@ struct queue_stats {
 	std::atomic<uint64_t> bad_entries{0};  // entries failing a bounds check
 	std::atomic<uint64_t> write_errors{0}; // failed completion writes
 	std::atomic<uint64_t> unserved{0};     // ring bytes left unconsumed at exit
+	std::atomic<uint32_t> seen{0};         // ring offset up to which we consumed
+	std::atomic<uint32_t> tail{0};         // the cmd_tail we last published
 };
 
 class queue_server {
@@ -49,6 +51,8 @@ public:
 
 	const queue_stats &stats() const { return stats_; }
 	uint32_t index() const { return index_; }
+	// The kernel's current cmd_head (diagnostics only).
+	uint32_t kernel_head() const;
 
 private:
 	struct command {
@@ -75,6 +79,7 @@ private:
 	uint32_t cmdr_size_ = 0;
 	uint32_t head_seen_ = 0;  // next entry to consume
 	uint32_t tail_ = 0;       // our cmd_tail
+	bool trace_;
 	bool broken_ = false;
 	std::vector<command> batch_;
 	std::bitset<65536> outstanding_;

@@ -38,12 +38,15 @@ struct tcmu_cmd_entry_hdr {
 };
 
 // The request as the kernel writes it; the iovecs (pairs of 64-bit offset
-// from the mailbox and length) follow at iov_offset.
+// from the mailbox and length) follow at iov_offset. The uapi header packs
+// the entry but not the request struct inside its union, so cdb_off keeps
+// its natural 8-byte alignment within the request: 4 bytes of padding.
 struct tcmu_cmd_req {
 	tcmu_cmd_entry_hdr hdr;
 	uint32_t iov_cnt;
 	uint32_t iov_bidi_cnt;
 	uint32_t iov_dif_cnt;
+	uint32_t pad0;
 	uint64_t cdb_off;
 	uint64_t pad1;
 	uint64_t pad2;
@@ -62,7 +65,10 @@ struct tcmu_cmd_rsp {
 
 inline constexpr size_t tcmu_iov_offset = sizeof(tcmu_cmd_req);
 static_assert(sizeof(tcmu_cmd_entry_hdr) == 8);
-static_assert(tcmu_iov_offset == 44);
+// Offsets as gcc lays out struct tcmu_cmd_entry from the uapi header.
+static_assert(offsetof(tcmu_cmd_req, cdb_off) == 24);
+static_assert(tcmu_iov_offset == 48);
+static_assert(offsetof(tcmu_cmd_rsp, sense_buffer) == 16);
 static_assert(sizeof(tcmu_cmd_rsp) == 112);
 
 }  // namespace kmod_client

@@ -1,0 +1,106 @@
+# Guest-side helpers for the kmod-* VM scenarios that run tcmu-mq-client.
+# Sourced after tests/vm/guest/lib.sh.
+
+MQ_CLIENT=$TCMUD_BUILD/tests/kmod-client/tcmu-mq-client
+[ -x "$MQ_CLIENT" ] || fail "no $MQ_CLIENT: build tests/kmod-client (meson) first"
+# Client logs go straight to the host's result folder, kept even on failure.
+LOGS=${TCMUD_VM_OUT:-/tmp}
+
+# create_mq_backstore NAME NR_QUEUES SIZE_BYTES [CMD_TIME_OUT_S]
+#   -> prints the backstore's configfs dir. nr_queues must be set before
+#   enable; it is read back to prove the patched module took it.
+create_mq_backstore() {
+	local dir=$TARGET/core/user_0/$1
+	mkdir -p "$dir"
+	echo "dev_config=mq/ram" > "$dir/control"
+	echo "dev_size=$3" > "$dir/control"
+	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
+	echo "$2" > "$dir/attrib/nr_queues"
+	[ -z "${4:-}" ] || echo "$4" > "$dir/attrib/cmd_time_out"
+	echo 1 > "$dir/enable"
+	expect_eq "$(cat "$dir/attrib/nr_queues")" "$2" "$1 attrib/nr_queues"
+	echo "$dir"
+}
+
+# start_client NAME SIZE LOG [ARGS...]: starts tcmu-mq-client on the device
+# and waits for its "ready" line; sets CLIENT_PID.
+start_client() {
+	local name=$1 size=$2 logf=$3
+	shift 3
+	"$MQ_CLIENT" --name "$name" --size "$size" "$@" > "$logf" 2>&1 &
+	CLIENT_PID=$!
+	stop_on_exit "$CLIENT_PID"
+	for _ in $(seq 100); do
+		grep -q '^ready ' "$logf" && { log "client: $(grep '^ready ' "$logf")"; return 0; }
+		kill -0 "$CLIENT_PID" 2>/dev/null || { cat "$logf"; fail "client for $name died"; }
+		sleep 0.1
+	done
+	cat "$logf"
+	fail "client for $name not ready"
+}
+
+# client_state PID LOG: the client's per-queue counters and ring positions.
+client_state() {
+	kill -USR1 "$1" 2>/dev/null || { echo "client $1 is gone"; return 0; }
+	sleep 1
+	grep '^stats' "$2" | tail -n 20
+}
+
+# export_served BS PID LOG: export_via_loop, with the client's state in the
+# log if no disk appears (the SCSI scan waits on commands the client serves).
+export_served() {
+	(export_via_loop "$1") || { client_state "$2" "$3"; fail "no disk for $1"; }
+}
+
+# wait_client PID LOG: waits (at most 60 s) for a client that should stop by
+# itself (its device was removed) and requires a clean exit.
+wait_client() {
+	local pid=$1 logf=$2 rc=0
+	for _ in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; fail "client $pid did not stop after its device went away"; }
+	wait "$pid" || rc=$?
+	grep -E '^(final|exit)' "$logf" | sed 's/^/  /'
+	expect_eq "$rc" 0 "client exit status ($(tail -n1 "$logf"))"
+}
+
+# stop_client PID LOG: SIGTERM, then the same checks as wait_client.
+stop_client() {
+	kill -TERM "$1" 2>/dev/null || true
+	wait_client "$1" "$2"
+}
+
+# check_queues_used LOG NR_QUEUES: every queue got commands, and each
+# queue's received count equals its completed count (no command lost or
+# completed twice, as far as user space can see).
+check_queues_used() {
+	local logf=$1 n=$2 q line rx done
+	for ((q = 0; q < n; q++)); do
+		line=$(grep "^final queue $q:" "$logf") || fail "no final counts for queue $q"
+		rx=$(sed -n 's/.* received=\([0-9]*\).*/\1/p' <<<"$line")
+		done=$(sed -n 's/.* completed=\([0-9]*\).*/\1/p' <<<"$line")
+		[ "$rx" -gt 0 ] || fail "queue $q got no commands: $line"
+		expect_eq "$done" "$rx" "queue $q completed vs received"
+	done
+}
+
+# The kernel's own voice on a ring user space broke, or a lost completion
+# (the command timed out): none of it may appear in a passing run.
+kernel_ring_errors() {
+	dmesg | sed -n "/tcmud-vm: scenario ${1} start/,\$p" |
+		grep -E 'ring is broken|not found, ring|Invalid addr to data page|tcmu.*(timed out|BUG)' || true
+}
+
+# fio_verify_jobs NAME DEV JOBS TOTAL_MIB: crc32c write+verify with JOBS jobs
+# on disjoint ranges, pinned one per CPU in turn (split policy), so that
+# commands come from every CPU and so reach every queue.
+fio_verify_jobs() {
+	local name=$1 dev=$2 jobs=$3 per_job=$(($4 / $3))M
+	log "$name: fio crc32c write+verify, $jobs jobs x $per_job on $dev"
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
+		--rw=randwrite --bsrange=4k-64k --numjobs="$jobs" --size="$per_job" \
+		--offset_increment="$per_job" --cpus_allowed="0-$(($(nproc) - 1))" \
+		--cpus_allowed_policy=split --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 --group_reporting >"/tmp/$name.fio" 2>&1 ||
+		{ tail -n 30 "/tmp/$name.fio"; fail "$name: fio write+verify"; }
+	log "$name: fio write+verify passed ($(grep -m1 -oE 'IOPS=[^,]*' "/tmp/$name.fio" | head -1))"
+}
