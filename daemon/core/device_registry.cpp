@@ -59,6 +59,7 @@ int device_registry::remove(uint32_t minor)
 	if (it == devices_.end())
 		return 0;
 	std::string prefix = it->second->log_prefix();
+	log_debug(prefix, "removing");
 	it->second->stop();
 	devices_.erase(it);
 	log_info(prefix, "released");

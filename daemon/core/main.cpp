@@ -105,6 +105,7 @@ int parse_args(int argc, char **argv, options &o)
 
 int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 {
+	log_debug("", "netlink: command %u for uio%u (%s)", ev.cmd, ev.minor, ev.uio_name.c_str());
 	switch (ev.cmd) {
 	case TCMUD_CMD_ADDED_DEVICE:
 		return devices.add(ev.minor);

@@ -104,11 +104,16 @@ void queue_worker::thread_main()
 	if (rc < 0)
 		return;
 	serve();
+	log_debug(params_.log_prefix, "queue %u: loop ended, %zu in flight", params_.queue_index, busy_);
 	// Leave nothing of ours in the kernel's view: the ring's last answers
 	// are published, the engine (and its polls) goes with this thread.
 	flush_completions();
-	doorbell_.reset();
+	// The backstore's queue unregisters its files from the engine, so it
+	// goes first; the engine then cancels our polls and closes the ring.
+	backend_.reset();
 	engine_.reset();
+	doorbell_.reset();
+	log_debug(params_.log_prefix, "queue %u: stopped", params_.queue_index);
 }
 
 int queue_worker::setup_on_thread()

@@ -24,7 +24,7 @@ hostname tcmud-vm
 out=/vm-out
 # shellcheck source=/dev/null
 . "$out/plan.env"   # TCMUD_SRC, TCMUD_BUILD, TCMUD_KERNEL_ROOT, TCMUD_KMOD, scenario timeout
-export TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_SCENARIO_TIMEOUT TCMUD_VM_OUT=$out
+export TCMUD_LOG_LEVEL TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_SCENARIO_TIMEOUT TCMUD_VM_OUT=$out
 mkdir -p /lib/modules
 mount --bind "$TCMUD_KERNEL_ROOT/lib/modules" /lib/modules
 sysctl -qw kernel.hung_task_timeout_secs=60 2>/dev/null
@@ -39,7 +39,8 @@ while read -r name; do
 	echo "tcmud-vm: scenario $name start" > /dev/kmsg
 	start=$(date +%s)
 	if [ -f "$script" ]; then
-		(cd /tmp && timeout -k 15 "$TCMUD_SCENARIO_TIMEOUT" bash "$script") > "$out/$name.log" 2>&1
+		(cd /tmp && TCMUD_SCENARIO=$name timeout -k 15 "$TCMUD_SCENARIO_TIMEOUT" bash "$script") \
+			> "$out/$name.log" 2>&1
 		rc=$?
 	else
 		echo "no such scenario: $script" > "$out/$name.log"

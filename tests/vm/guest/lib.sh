@@ -120,6 +120,23 @@ fio_write_verify() {
 daemons_to_stop=()
 stop_on_exit() { daemons_to_stop+=("$1"); }
 
+# Starts the freshly built tcmud in the background, logging to
+# /tmp/tcmud.log, and waits until it says it is ready.
+# The log goes straight to the host's share, so it survives a hung guest.
+TCMUD_LOG=${TCMUD_VM_OUT:-/tmp}/${TCMUD_SCENARIO:-scenario}.tcmud.log
+start_tcmud() {
+	"$TCMUD_BUILD/daemon/core/tcmud" --log-level "${TCMUD_LOG_LEVEL:-info}" "$@" \
+		>>"$TCMUD_LOG" 2>&1 &
+	TCMUD_PID=$!
+	stop_on_exit $TCMUD_PID
+	for _ in $(seq 100); do
+		grep -q "ready, serving" "$TCMUD_LOG" 2>/dev/null && return 0
+		kill -0 $TCMUD_PID 2>/dev/null || { cat "$TCMUD_LOG"; fail "tcmud exited at start"; }
+		sleep 0.1
+	done
+	fail "tcmud did not report ready"
+}
+
 cleanup_scenario() {
 	local rc=$? pid
 	remove_all_targets 2>/dev/null || true
