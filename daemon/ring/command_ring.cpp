@@ -176,7 +176,8 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 
 	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
 	std::byte *dst = map_.data() + at + TCMUD_RSP_SENSE_OFF;
-	std::memcpy(dst, sense.data(), n);
+	if (n) // an empty span's data() may be null, which memcpy forbids
+		std::memcpy(dst, sense.data(), n);
 	std::memset(dst + n, 0, TCMUD_SENSE_BUFFERSIZE - n);
 }
 

@@ -263,7 +263,9 @@ bool kernel_ring_model::queue_tmr(uint8_t tmr_type, std::span<const uint16_t> cm
 	poke_u32(at + TCMUD_HDR_LEN_OP_OFF, size | TCMUD_OP_TMR);
 	std::memcpy(buf_.get() + at + TCMUD_TMR_TYPE_OFF, &tmr_type, 1);
 	poke_u32(at + TCMUD_TMR_CMD_CNT_OFF, uint32_t(cmd_ids.size()));
-	std::memcpy(buf_.get() + at + TCMUD_TMR_CMD_IDS_OFF, cmd_ids.data(), cmd_ids.size() * 2);
+	if (!cmd_ids.empty())
+		std::memcpy(buf_.get() + at + TCMUD_TMR_CMD_IDS_OFF, cmd_ids.data(),
+			    cmd_ids.size() * 2);
 	entries_[pos] = {size | TCMUD_OP_TMR, false};
 	last_pos_ = pos;
 	publish_head((pos + size) % opts_.cmdr_size);
