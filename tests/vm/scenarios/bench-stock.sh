@@ -1,0 +1,70 @@
+# Benchmark, not a test (not in stock.list; run by scripts/bench.sh): in this
+# one boot, the same 256 MiB prefilled file on the guest's tmpfs is served
+# through tcm_loop by (a) LIO fileio, (b) Debian's tcmu-runner (qcow handler
+# on the raw image: Debian ships no file handler), (c) tcmud (user:file),
+# and the same three fio jobs run against each (tests/vm/bench/bench-lib.sh).
+# tcmu-runner and tcmud never run at the same time: each is stopped, its
+# targets removed, before the next starts. Then, unless BENCH_CALLGRIND=0,
+# tests/vm/bench/callgrind.sh counts each daemon's instructions per command.
+# Results land in /vm-out/bench/ for the host to tabulate.
+. "$TCMUD_SRC/tests/vm/guest/lib.sh"
+. "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
+# shellcheck source=/dev/null
+[ -f "$TCMUD_BUILD/bench.env" ] && . "$TCMUD_BUILD/bench.env"
+load_target_stack
+img=/tmp/bench.img
+size=$((256 << 20))
+: > "$BENCH_OUT/counters.tsv"
+: > "$BENCH_OUT/callgrind.tsv"
+{
+	echo "kernel=$(uname -r)"
+	echo "guest_cpus=$(nproc)"
+	echo "clk_tck=$(getconf CLK_TCK)"
+	echo "fio=$(fio --version)"
+	echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner)"
+	echo "runtime_s=$BENCH_RUNTIME"
+	echo "callgrind_ios=$BENCH_CALLGRIND_IOS"
+} > "$BENCH_OUT/meta.env"
+dd if=/dev/urandom of=$img bs=1M count=256 status=none
+log "prefilled $img with 256 MiB of random data"
+
+bs=$(create_fileio_backstore bench-fileio $img $size)
+dev=$(export_via_loop "$bs")
+bench_prepare_disk "$dev"
+bench_run fileio "$dev"
+remove_all_targets
+
+mkdir -p /etc/tcmu /var/log/tcmu
+tcmu-runner -l /var/log/tcmu &
+runner=$!
+stop_on_exit $runner
+bs=$(create_user_backstore bench-runner qcow $img $size)
+wait_uio_open $runner 30
+dev=$(export_via_loop "$bs")
+grep -q "treat as raw" /var/log/tcmu/tcmu-runner.log || fail "qcow handler did not open the raw image"
+bench_prepare_disk "$dev"
+bench_run tcmu-runner "$dev" $runner
+bench_stop_daemon $runner
+cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner.log"
+
+start_tcmud
+bs=$(create_user_backstore bench-tcmud file $img $size)
+wait_uio_open "$TCMUD_PID" 30
+dev=$(export_via_loop "$bs")
+bench_prepare_disk "$dev"
+bench_run tcmud "$dev" "$TCMUD_PID"
+bench_stop_daemon "$TCMUD_PID"
+
+if [ "${BENCH_CALLGRIND:-1}" = 1 ]; then
+	# Its own process (own set -e and clean-up) under a time cap: valgrind
+	# under TCG is slow, and the main figures above must survive its failure.
+	: > /tmp/bench-callgrind.pids
+	if timeout -k 10 "${BENCH_CALLGRIND_LIMIT:-360}" bash "$TCMUD_SRC/tests/vm/bench/callgrind.sh" "$img" $size; then
+		log "callgrind stage done"
+	else
+		log "callgrind stage failed or ran out of time (exit $?); instructions not counted"
+		remove_all_targets 2>/dev/null || true
+		while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done < /tmp/bench-callgrind.pids
+	fi
+fi
+log "bench done"
