@@ -179,10 +179,10 @@ void print_stats(const char *what, const std::vector<std::unique_ptr<queue_serve
 	unsigned busy = 0;
 	for (const auto &s : qs) {
 		const queue_stats &st = s->stats();
-		std::printf("%s queue %u: received=%lu completed=%lu tmr=%lu wakeups=%lu batches=%lu "
+		std::printf("%s queue %u: received=%lu completed=%lu tmr=%lu wakeups=%lu empty_wakeups=%lu batches=%lu "
 			    "duplicates=%lu bad=%lu write_errors=%lu unserved=%lu head=%u seen=%u tail=%u\n",
 			    what, s->index(), st.received.load(), st.completed.load(), st.tmr.load(),
-			    st.wakeups.load(), st.batches.load(), st.duplicates.load(),
+			    st.wakeups.load(), st.empty_wakeups.load(), st.batches.load(), st.duplicates.load(),
 			    st.bad_entries.load(), st.write_errors.load(), st.unserved.load(),
 			    s->kernel_head(), st.seen.load(), st.tail.load());
 		rx += st.received;

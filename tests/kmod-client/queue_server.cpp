@@ -92,13 +92,16 @@ bool queue_server::wait_for_event()
 	if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL))
 		return false;
 	uint64_t count;
-	if (fds[1].revents & POLLIN && read(event_fd_, &count, sizeof(count)) > 0)
+	if (fds[1].revents & POLLIN && read(event_fd_, &count, sizeof(count)) > 0) {
 		stats_.wakeups++;
+		woke_ = true;
+	}
 	if (fds[0].revents & POLLIN) {
 		uint32_t events;
 		if (read(uio_fd_, &events, sizeof(events)) < 0)
 			return false;
 		stats_.wakeups++;
+		woke_ = true;
 	}
 	return true;
 }
@@ -106,10 +109,13 @@ bool queue_server::wait_for_event()
 // Consumes and completes until the kernel's cmd_head stops moving.
 bool queue_server::drain()
 {
-	for (;;) {
+	for (bool first = true;; first = false) {
 		// Acquire pairs with the kernel's barrier before it publishes
 		// cmd_head: the entries up to head are complete when we read them.
 		uint32_t head = __atomic_load_n(&mb_->cmd_head, __ATOMIC_ACQUIRE);
+		if (first && woke_ && head == head_seen_)
+			stats_.empty_wakeups++;
+		woke_ = false;
 		if (head == head_seen_)
 			return true;
 		if (head >= cmdr_size_ || head % 8) {

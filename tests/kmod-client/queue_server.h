@@ -29,6 +29,9 @@ struct queue_stats {
 	std::atomic<uint64_t> completed{0};    // responses written and cmd_tail advanced past
 	std::atomic<uint64_t> tmr{0};          // TMR entries seen
 	std::atomic<uint64_t> wakeups{0};      // waits that ended with an event
+	// Wakeups that found nothing new on this queue: another queue's entry
+	// woke us, or (rarely) an entry we had already drained signalled late.
+	std::atomic<uint64_t> empty_wakeups{0};
 	std::atomic<uint64_t> batches{0};      // completion writes to the uio fd
 	std::atomic<uint64_t> duplicates{0};   // a cmd_id received while outstanding
 	std::atomic<uint64_t> bad_entries{0};  // entries failing a bounds check
@@ -80,6 +83,7 @@ private:
 	uint32_t head_seen_ = 0;  // next entry to consume
 	uint32_t tail_ = 0;       // our cmd_tail
 	bool trace_;
+	bool woke_ = false;  // the last wait ended with an event
 	bool broken_ = false;
 	std::vector<command> batch_;
 	std::bitset<65536> outstanding_;
