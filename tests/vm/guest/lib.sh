@@ -3,6 +3,8 @@
 # command under TCG) and leave no target behind when the scenario exits, so
 # the next scenario in the same boot starts from a clean slate.
 set -euo pipefail
+# A failing command inside $(...) fails the scenario too, not just its subshell.
+shopt -s inherit_errexit
 
 CONFIGFS=/sys/kernel/config
 TARGET=$CONFIGFS/target

@@ -2,9 +2,11 @@
 # with nr_queues=4, each served by tcmu-mq-client (one thread and one
 # eventfd per queue, reverse-order completion), take a fio crc32c
 # write+verify with 4 and 8 jobs spread over every vCPU. Passes only if the
-# verify passes, every queue got commands, every queue completed what it
+# verify passes, every queue a CPU maps to got commands and every other
+# queue none (steering is CPU % nr_queues: with --smp 2, queues 2 and 3 of
+# the 4-queue device must stay idle), every queue completed what it
 # received, and the kernel reported no broken ring. Needs --kmod (patched
-# modules); run with --smp 4 so that four queues see four submitting CPUs.
+# modules); --smp 4 lets all four queues work.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/kmod-client/vm-lib.sh"
 [ -n "${TCMUD_KMOD:-}" ] || fail "run with --kmod DIR (patched modules)"
