@@ -40,6 +40,8 @@ if [ -z "$kmod" ]; then
 	"$src/kmod/build.sh" "$kmod" >&2
 fi
 json=${json:-$build/kmod-figures.json}
+# The scenario's parameters, for this run only (a CI run gets its defaults).
+trap 'rm -f "$build/kmod-figures.env"' EXIT
 cat > "$build/kmod-figures.env" <<ENV
 FIG_JOBS=${jobs:-$smp}
 FIG_QUEUES=${queues:-$smp}
