@@ -274,10 +274,14 @@ int64_t file_queue::check_rw_progress(request *req, int64_t result)
 	block_io &io = *req->io;
 	const uint64_t remaining = io.length - io.progress;
 	if (result == 0) {
-		log_error(log_prefix_, "%s at offset %" PRIu64 " stopped after %" PRIu64
-			  " of %" PRIu64 " bytes: the backing file ends early",
-			  io.op == block_op::read ? "read" : "write", io.offset,
-			  io.progress, io.length);
+		// Once per queue: a truncated file would otherwise log per I/O.
+		if (!logged_early_end_)
+			log_error(log_prefix_, "%s at offset %" PRIu64 " stopped after %" PRIu64
+				  " of %" PRIu64 " bytes: the backing file ends early"
+				  " (further cases on this queue are not logged)",
+				  io.op == block_op::read ? "read" : "write", io.offset,
+				  io.progress, io.length);
+		logged_early_end_ = true;
 		return -EIO;
 	}
 	io.progress += std::min(static_cast<uint64_t>(result), remaining);

@@ -74,6 +74,7 @@ private:
 	request *park_tail_ = nullptr;
 	size_t parked_count_ = 0;
 	bool waiting_for_sqe_ = false;
+	bool logged_early_end_ = false;
 	sqe_waiter waiter_;
 
 	result_filter filter_ = nullptr;
