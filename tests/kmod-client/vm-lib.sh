@@ -8,17 +8,22 @@ LOGS=${TCMUD_VM_OUT:-/tmp}
 
 # create_mq_backstore NAME NR_QUEUES SIZE_BYTES [CMD_TIME_OUT_S]
 #   -> prints the backstore's configfs dir. nr_queues must be set before
-#   enable; it is read back to prove the patched module took it.
+#   enable; it is read back to prove the patched module took it. An empty
+#   NR_QUEUES leaves the attribute alone (the stock module has none).
+#   nl_reply_supported=-1: our client does not answer netlink, and once a
+#   tcmu-runner earlier in the boot has announced reply support, the kernel
+#   would otherwise wait for a reply to the device's ADDED event forever.
 create_mq_backstore() {
 	local dir=$TARGET/core/user_0/$1
 	mkdir -p "$dir"
 	echo "dev_config=mq/ram" > "$dir/control"
 	echo "dev_size=$3" > "$dir/control"
+	echo "nl_reply_supported=-1" > "$dir/control"
 	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
-	echo "$2" > "$dir/attrib/nr_queues"
+	[ -z "$2" ] || echo "$2" > "$dir/attrib/nr_queues"
 	[ -z "${4:-}" ] || echo "$4" > "$dir/attrib/cmd_time_out"
 	echo 1 > "$dir/enable"
-	expect_eq "$(cat "$dir/attrib/nr_queues")" "$2" "$1 attrib/nr_queues"
+	[ -z "$2" ] || expect_eq "$(cat "$dir/attrib/nr_queues")" "$2" "$1 attrib/nr_queues"
 	echo "$dir"
 }
 

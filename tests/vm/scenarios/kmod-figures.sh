@@ -53,11 +53,7 @@ measure() {
 # run_config LABEL NR_QUEUES(empty = no attribute: stock module)
 run_config() {
 	local label=$1 nq=${2:-1} name=fig$RANDOM bs sd pid dir
-	if [ -n "${2:-}" ]; then
-		bs=$(create_mq_backstore "$name" "$nq" "$size")
-	else
-		bs=$(create_user_backstore "$name" mq ram "$size")
-	fi
+	bs=$(create_mq_backstore "$name" "${2:-}" "$size")
 	start_client "$name" "$size" "$LOGS/$name.log"
 	pid=$CLIENT_PID
 	sd=$(export_served "$bs" "$CLIENT_PID" "$LOGS/$name.log")
