@@ -13,7 +13,7 @@
 
 BENCH_OUT=${TCMUD_VM_OUT:-/tmp}/bench
 BENCH_RUNTIME=${BENCH_RUNTIME:-8}
-BENCH_CALLGRIND_IOS=${BENCH_CALLGRIND_IOS:-2000}
+BENCH_CALLGRIND_IOS=${BENCH_CALLGRIND_IOS:-300}
 mkdir -p "$BENCH_OUT"
 
 # The three fio jobs, by name: extra fio arguments for each.
