@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config/daemon_config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace tcmud {
+namespace {
+
+std::string_view trim(std::string_view s)
+{
+	size_t b = s.find_first_not_of(" \t\r");
+	if (b == std::string_view::npos)
+		return {};
+	size_t e = s.find_last_not_of(" \t\r");
+	return s.substr(b, e - b + 1);
+}
+
+bool valid_key(std::string_view key)
+{
+	if (key.empty())
+		return false;
+	for (char c : key)
+		if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '_')
+			return false;
+	return true;
+}
+
+// "" if the line is blank, a comment or "key = value" (then *key, *value
+// are set), else what is wrong with it.
+std::string split_line(std::string_view line, std::string_view *key, std::string_view *value)
+{
+	line = trim(line);
+	*key = {};
+	if (line.empty() || line[0] == '#')
+		return "";
+	size_t eq = line.find('=');
+	if (eq == std::string_view::npos)
+		return "expected \"key = value\", found \"" + std::string(line) + "\"";
+	*key = trim(line.substr(0, eq));
+	if (!valid_key(*key))
+		return "\"" + std::string(*key) + "\" is not a key (lower-case letters, digits, _)";
+	std::string_view v = trim(line.substr(eq + 1));
+	if (!v.empty() && v[0] == '"') {
+		size_t close = v.find('"', 1);
+		if (close == std::string_view::npos)
+			return std::string(*key) + ": the quoted value has no closing \"";
+		std::string_view rest = trim(v.substr(close + 1));
+		if (!rest.empty() && rest[0] != '#')
+			return std::string(*key) + ": unexpected text after the quoted value";
+		*value = v.substr(1, close - 1);
+	} else {
+		// '#' after white space starts a comment; inside a word it is text.
+		size_t hash = v.find(" #");
+		if (hash == std::string_view::npos)
+			hash = v.find("\t#");
+		if (!v.empty() && v[0] == '#')
+			hash = 0;
+		*value = trim(v.substr(0, hash));
+	}
+	if (value->empty())
+		return std::string(*key) + " has no value";
+	return "";
+}
+
+bool parse_number(std::string_view text, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	if (text.empty() || text.size() > 9)
+		return false;
+	unsigned long v = 0;
+	for (char c : text) {
+		if (c < '0' || c > '9')
+			return false;
+		v = v * 10 + unsigned(c - '0');
+	}
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+std::string quoted(std::string_view v)
+{
+	return "\"" + std::string(v) + "\"";
+}
+
+using key_setter = std::string (*)(std::string_view value, daemon_config *out);
+
+std::string set_log_level_name(std::string_view v, daemon_config *out)
+{
+	log_level level;
+	if (!parse_log_level(v, &level))
+		return "log_level: " + quoted(v) + " is not one of error, warn, info, debug";
+	out->level = level;
+	return "";
+}
+
+std::string set_log_dir(std::string_view v, daemon_config *out)
+{
+	if (v[0] != '/')
+		return "log_dir: " + quoted(v) + " is not an absolute path";
+	out->log_dir = std::string(v);
+	return "";
+}
+
+std::string set_max_in_flight(std::string_view v, daemon_config *out)
+{
+	unsigned long n;
+	if (!parse_number(v, 1, 65536, &n))
+		return "max_in_flight: " + quoted(v) + " is not a number from 1 to 65536";
+	out->max_in_flight = size_t(n);
+	return "";
+}
+
+std::string set_uring_entries(std::string_view v, daemon_config *out)
+{
+	unsigned long n;
+	if (!parse_number(v, 8, 32768, &n))
+		return "uring_entries: " + quoted(v) + " is not a number from 8 to 32768";
+	out->uring_entries = unsigned(n);
+	return "";
+}
+
+std::string set_dbus(std::string_view v, daemon_config *out)
+{
+	if (v == "true")
+		out->dbus = true;
+	else if (v == "false")
+		out->dbus = false;
+	else
+		return "dbus: " + quoted(v) + " is neither true nor false";
+	return "";
+}
+
+// tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
+std::string set_tcmu_log_level(std::string_view v, daemon_config *out)
+{
+	static constexpr log_level map[] = {log_level::error, log_level::error, log_level::warn,
+					    log_level::info,  log_level::debug, log_level::debug};
+	unsigned long n;
+	if (!parse_number(v, 0, 5, &n))
+		return "log_level: " + quoted(v) + " is not a tcmu-runner level from 0 to 5";
+	out->level = map[n];
+	return "";
+}
+
+struct key_table {
+	std::map<std::string_view, key_setter> setters;
+	bool unknown_is_error;
+};
+
+bool parse_with(const key_table &table, std::string_view text, std::string_view file_name,
+		daemon_config *out, std::vector<std::string> *errors)
+{
+	std::map<std::string, unsigned> first_line;
+	bool ok = true;
+	unsigned line_no = 0;
+	auto fail = [&](const std::string &what) {
+		errors->push_back(std::string(file_name) + ":" + std::to_string(line_no) + ": " + what);
+		ok = false;
+	};
+	while (!text.empty()) {
+		size_t nl = text.find('\n');
+		std::string_view line = text.substr(0, nl);
+		text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+		++line_no;
+		std::string_view key, value;
+		std::string why = split_line(line, &key, &value);
+		if (!why.empty()) {
+			fail(why);
+			continue;
+		}
+		if (key.empty())
+			continue;
+		auto setter = table.setters.find(key);
+		if (setter == table.setters.end()) {
+			if (table.unknown_is_error)
+				fail("unknown key " + quoted(key));
+			continue;
+		}
+		auto [seen, fresh] = first_line.emplace(std::string(key), line_no);
+		if (!fresh) {
+			fail(std::string(key) + " is given twice (first on line " +
+			     std::to_string(seen->second) + ")");
+			continue;
+		}
+		why = setter->second(value, out);
+		if (!why.empty())
+			fail(why);
+	}
+	return ok;
+}
+
+// false with an error if the file exists but cannot be read, or is missing
+// and required; true with *text empty if it is missing and optional.
+bool read_file(const std::string &path, bool required, std::string *text,
+	       std::vector<std::string> *errors)
+{
+	std::ifstream in(path);
+	if (!in) {
+		int err = errno;
+		if (err == ENOENT && !required)
+			return true;
+		errors->push_back(path + ": " + std::strerror(err));
+		return false;
+	}
+	std::ostringstream ss;
+	ss << in.rdbuf();
+	*text = ss.str();
+	return true;
+}
+
+} // namespace
+
+void daemon_config::merge_from(const daemon_config &over)
+{
+	if (over.level)
+		level = over.level;
+	if (over.log_dir)
+		log_dir = over.log_dir;
+	if (over.max_in_flight)
+		max_in_flight = over.max_in_flight;
+	if (over.uring_entries)
+		uring_entries = over.uring_entries;
+	if (over.dbus)
+		dbus = over.dbus;
+}
+
+bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
+		      std::vector<std::string> *errors)
+{
+	static const key_table table = {
+		{
+			{"log_level", set_log_level_name},
+			{"log_dir", set_log_dir},
+			{"max_in_flight", set_max_in_flight},
+			{"uring_entries", set_uring_entries},
+			{"dbus", set_dbus},
+		},
+		true,
+	};
+	return parse_with(table, text, file_name, out, errors);
+}
+
+bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_config *out,
+		     std::vector<std::string> *errors)
+{
+	static const key_table table = {
+		{
+			{"log_level", set_tcmu_log_level},
+			{"log_dir", set_log_dir},
+		},
+		false,
+	};
+	return parse_with(table, text, file_name, out, errors);
+}
+
+bool load_daemon_config(const config_paths &paths, daemon_config *out,
+			std::vector<std::string> *errors)
+{
+	bool ok = true;
+	daemon_config from_tcmu, from_tcmud;
+	std::string text;
+	if (!paths.tcmu_conf.empty()) {
+		if (read_file(paths.tcmu_conf, false, &text, errors))
+			ok &= parse_tcmu_conf(text, paths.tcmu_conf, &from_tcmu, errors);
+		else
+			ok = false;
+	}
+	text.clear();
+	if (read_file(paths.tcmud_conf, paths.tcmud_conf_required, &text, errors))
+		ok &= parse_tcmud_conf(text, paths.tcmud_conf, &from_tcmud, errors);
+	else
+		ok = false;
+	out->merge_from(from_tcmu);
+	out->merge_from(from_tcmud);
+	return ok;
+}
+
+} // namespace tcmud

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The daemon's configuration files.
+//
+// /etc/tcmud/tcmud.conf, "key = value" lines ('#' starts a comment; a value
+// may be put in double quotes):
+//   log_level      error | warn | info | debug
+//   log_dir        absolute directory for tcmud.log
+//   max_in_flight  command slots per queue, 1..65536
+//   uring_entries  io_uring entries per queue, 8..32768
+//   dbus           true | false: offer org.kernel.TCMUService1 to targetcli
+// An unknown key, a bad value or a key given twice is an error.
+//
+// /etc/tcmu/tcmu.conf (tcmu-runner's) is read first, for people migrating:
+// only its log_level (0..5, mapped below) and log_dir are honoured; its other
+// keys belong to tcmu-runner and are ignored. tcmud.conf overrides it, and
+// the command line overrides both (merge_into).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "log/log.h"
+
+namespace tcmud {
+
+// Each field is set only if a file said so.
+struct daemon_config {
+	std::optional<log_level> level;
+	std::optional<std::string> log_dir;
+	std::optional<size_t> max_in_flight;
+	std::optional<unsigned> uring_entries;
+	std::optional<bool> dbus;
+
+	// Fields set in `over` replace ours.
+	void merge_from(const daemon_config &over);
+};
+
+struct config_paths {
+	std::string tcmud_conf = "/etc/tcmud/tcmud.conf";
+	std::string tcmu_conf = "/etc/tcmu/tcmu.conf";
+	bool tcmud_conf_required = false;  // true when named on the command line
+};
+
+// Parse the text of a tcmud.conf. Each problem is appended to *errors as
+// "file:line: what is wrong"; returns true if there was none. Fields of *out
+// are set for every valid line even when another line is bad.
+bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
+		      std::vector<std::string> *errors);
+
+// The same for tcmu-runner's tcmu.conf: log_level 0 CRIT and 1 ERROR become
+// error, 2 warn, 3 info, 4 DEBUG and 5 DEBUG SCSI CMD become debug.
+bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_config *out,
+		     std::vector<std::string> *errors);
+
+// Reads both files (a missing file is fine unless required) and merges them:
+// tcmu.conf first, tcmud.conf over it. Returns true if there was no error.
+// Safe to call again on SIGHUP: it only reads files and fills *out.
+bool load_daemon_config(const config_paths &paths, daemon_config *out,
+			std::vector<std::string> *errors);
+
+} // namespace tcmud

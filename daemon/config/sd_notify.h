@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// systemd's readiness protocol without libsystemd: one datagram with
+// "READY=1", "RELOADING=1", "STOPPING=1" or "STATUS=..." lines to the unix
+// socket named in $NOTIFY_SOCKET (a path, or "@name" for the abstract
+// namespace).
+
+namespace tcmud {
+
+// 0 if sent or if not started by systemd (no $NOTIFY_SOCKET), else -errno.
+int sd_notify_state(const char *state);
+
+} // namespace tcmud
