@@ -13,6 +13,8 @@ packages=(
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
 	# kmod/: module BTF (pahole) and sparse checks of our kernel patches
 	dwarves sparse
+	# VM error scenarios: device-mapper error targets
+	dmsetup
 	# benchmark counts (callgrind)
 	valgrind
 )

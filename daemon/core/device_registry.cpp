@@ -23,7 +23,7 @@ size_t device_registry::scan()
 	std::vector<discovery_skip> skipped;
 	for (const uio_device_info &info : discover_tcmu_devices(roots_, &skipped))
 		if (!devices_.count(info.minor))
-			add_device(info);
+			add_device(info, true);
 	for (const discovery_skip &s : skipped)
 		log_warn("", "%s: skipped: %s", s.uio.c_str(), strerror(-s.error));
 	return devices_.size();
@@ -40,13 +40,13 @@ int device_registry::add(uint32_t minor)
 		log_error("", "%s: not a usable tcm-user device: %s", uio.c_str(), strerror(-error));
 		return error;
 	}
-	return add_device(info);
+	return add_device(info, false);
 }
 
-int device_registry::add_device(const uio_device_info &info)
+int device_registry::add_device(const uio_device_info &info, bool takeover)
 {
 	int error = 0;
-	auto dev = tcmu_device::open(roots_, info, opts_, &error);
+	auto dev = tcmu_device::open(roots_, info, opts_, takeover, &error);
 	if (!dev)
 		return error;
 	devices_.emplace(info.minor, std::move(dev));

@@ -18,8 +18,9 @@ public:
 	device_registry(device_roots roots, device_options opts);
 	~device_registry();
 
-	// Takes over every tcm-user device that exists now. Returns how many
-	// are served; devices that fail are logged and skipped.
+	// Takes over every tcm-user device that exists now (ring reset: see
+	// tcmu_device::take_over). Returns how many are served; devices that
+	// fail are logged and skipped.
 	size_t scan();
 	// A device appeared (netlink ADDED_DEVICE). 0, or -errno to refuse it.
 	int add(uint32_t minor);
@@ -32,7 +33,7 @@ public:
 	const std::map<uint32_t, std::unique_ptr<tcmu_device>> &devices() const { return devices_; }
 
 private:
-	int add_device(const uio_device_info &info);
+	int add_device(const uio_device_info &info, bool takeover);
 
 	device_roots roots_;
 	device_options opts_;

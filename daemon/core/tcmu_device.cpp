@@ -23,12 +23,13 @@ tcmu_device::~tcmu_device()
 
 std::unique_ptr<tcmu_device> tcmu_device::open(const device_roots &roots,
 					       const uio_device_info &info,
-					       const device_options &opts, int *error)
+					       const device_options &opts, bool takeover,
+					       int *error)
 {
 	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
 	*error = dev->open_backstore(opts);
 	if (*error == 0)
-		*error = dev->start_queues(opts);
+		*error = dev->start_queues(opts, takeover);
 	if (*error < 0)
 		return nullptr;
 	return dev;
@@ -101,8 +102,35 @@ int tcmu_device::make_logical_unit(const backstore_config &bc)
 	return 0;
 }
 
-int tcmu_device::start_queues(const device_options &opts)
+// A device we did not see created may hold commands a previous daemon took
+// from the ring but never answered, and OOOC responses it wrote but never
+// published — entries we cannot trust or replay. The kernel's own protocol
+// for this: block new commands, reset the ring (every command still in it
+// completes with BUSY, which the initiator retries: nothing is lost), then
+// attach to the empty ring and unblock once the workers run.
+void tcmu_device::take_over()
 {
+	int rc = configfs_.block_dev(true);
+	if (rc == 0)
+		rc = configfs_.reset_ring(ring_reset_level::busy);
+	if (rc < 0)
+		log_warn(prefix_, "taking over without a ring reset (%s): commands a previous "
+			 "daemon left in flight may time out", strerror(-rc));
+	else
+		log_info(prefix_, "taken over: ring reset, unanswered commands retried by the initiator");
+}
+
+int tcmu_device::start_queues(const device_options &opts, bool takeover)
+{
+	if (takeover)
+		take_over();
+	// Unblocked whatever happens next: a device left blocked would hang
+	// its initiator, and a failed start is reported to the kernel anyway.
+	struct unblock {
+		const tcmu_configfs &cfg;
+		bool armed;
+		~unblock() { if (armed) cfg.block_dev(false); }
+	} unblock_on_exit{configfs_, takeover};
 	uio_open_options uo;
 	uo.nonblocking = true; // the worker reads the event count after a poll
 	int error = uio_device::open(roots_, info_, uo, uio_);

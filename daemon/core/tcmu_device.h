@@ -26,9 +26,12 @@ class tcmu_device {
 public:
 	// Opens the uio device, the backstore its subtype names and starts
 	// serving. nullptr with *error (-errno) and a logged reason otherwise.
+	// takeover: the device existed before this daemon (a restart or a
+	// crash of the previous one): its ring is reset first, see take_over().
 	static std::unique_ptr<tcmu_device> open(const device_roots &roots,
 						 const uio_device_info &info,
-						 const device_options &opts, int *error);
+						 const device_options &opts, bool takeover,
+						 int *error);
 	~tcmu_device();
 	tcmu_device(const tcmu_device &) = delete;
 	tcmu_device &operator=(const tcmu_device &) = delete;
@@ -45,7 +48,8 @@ public:
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);
 	int open_backstore(const device_options &opts);
-	int start_queues(const device_options &opts);
+	int start_queues(const device_options &opts, bool takeover);
+	void take_over();
 	int make_logical_unit(const backstore_config &bc);
 
 	device_roots roots_;

@@ -1,0 +1,54 @@
+# Device lifecycle with tcmud on the stock kernel:
+# 1. tcmud killed with SIGKILL under a write+verify job and started again:
+#    it takes the device over (block_dev, reset_ring, unblock); commands the
+#    dead daemon left unanswered complete with BUSY and are retried, so fio
+#    sees no error and every block verifies.
+# 2. Removing a disk under I/O: the LUN and backstore go away while fio runs;
+#    fio fails (its disk is gone), tcmud releases the device and lives on.
+# 3. Twelve devices created at once, in parallel: every one is served.
+. "$TCMUD_SRC/tests/vm/guest/lib.sh"
+load_target_stack
+start_tcmud
+truncate -s 128M /tmp/life.img
+bs=$(create_user_backstore life0 file /tmp/life.img $((128 << 20)))
+# Long enough that a kernel command timeout never fires while tcmud restarts
+# (settable only while the device has no export).
+echo 60 > "$bs/attrib/cmd_time_out"
+dev=$(export_via_loop "$bs")
+
+log "1: SIGKILL under write+verify"
+fio_write_verify "$dev" 48M & fio_pid=$!
+for round in 1 2 3; do
+	sleep 3
+	kill -9 "$TCMUD_PID"
+	wait "$TCMUD_PID" 2>/dev/null || true
+	start_tcmud
+	grep -q "life0: taken over" "$TCMUD_LOG" || fail "restart $round did not take the device over"
+done
+wait $fio_pid || fail "fio saw an error across 3 daemon kills"
+log "fio write+verify survived 3 SIGKILLs"
+
+log "2: removal under I/O"
+fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
+	--rw=randrw --bs=4k --time_based --runtime=60 --output=/dev/null & busy=$!
+sleep 3
+remove_all_targets
+wait $busy && fail "fio kept running on a removed disk"
+grep -q "life0: released" "$TCMUD_LOG" || fail "tcmud did not release the removed device"
+kill -0 "$TCMUD_PID" || fail "tcmud died when its disk was removed under I/O"
+
+log "3: twelve devices at once"
+creators=()
+for i in $(seq 1 12); do
+	truncate -s 16M /tmp/many$i.img
+	create_user_backstore many$i file /tmp/many$i.img $((16 << 20)) >/dev/null &
+	creators+=($!)
+done
+for pid in "${creators[@]}"; do wait "$pid" || fail "a parallel device creation failed"; done
+served=$(grep -c "many[0-9]*: serving /dev/uio" "$TCMUD_LOG")
+expect_eq "$served" 12 "devices served"
+for i in $(seq 1 12); do
+	expect_eq "$(cat $TARGET/core/user_0/many$i/enable)" 1 "many$i enabled"
+done
+dev=$(export_via_loop $TARGET/core/user_0/many12)
+fio_write_verify "$dev" 8M
