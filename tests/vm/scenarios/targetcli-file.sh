@@ -1,0 +1,91 @@
+# targetcli drives tcmud over a real system bus, as an administrator would:
+# a user:file backstore created with targetcli (CheckConfig over D-Bus),
+# exported through tcm_loop, saved, cleared and restored with targetctl
+# (what the boot unit runs). The disk comes back with the same data and the
+# same VPD 0x83 identity. targetcli is 30-45 s per start under TCG, so its
+# commands go in as few invocations as possible.
+. "$TCMUD_SRC/tests/vm/guest/lib.sh"
+load_target_stack
+
+# A system bus that knows our policy (the guest's / is the host's, read-only
+# under a writable overlay, so the copy is thrown away at power-off).
+mkdir -p /run/dbus /etc/dbus-1/system.d
+cp "$TCMUD_SRC/configs/org.kernel.TCMUService1.conf" /etc/dbus-1/system.d/
+# In the background rather than forked, so it is this shell's child and the
+# exit trap can wait for it; stopped after tcmud (the bus leaving first would
+# only make tcmud warn that its connection closed).
+dbus-daemon --system --nofork &
+dbus_pid=$!
+for _ in $(seq 50); do
+	[ -S /run/dbus/system_bus_socket ] && break
+	sleep 0.1
+done
+[ -S /run/dbus/system_bus_socket ] || fail "no system bus socket"
+
+start_tcmud
+stop_on_exit $dbus_pid
+owned=false
+for _ in $(seq 50); do
+	if gdbus call --system --dest org.freedesktop.DBus --object-path /org/freedesktop/DBus \
+		--method org.freedesktop.DBus.NameHasOwner org.kernel.TCMUService1 | grep -q true; then
+		owned=true
+		break
+	fi
+	sleep 0.2
+done
+$owned || fail "tcmud does not own org.kernel.TCMUService1 on the system bus"
+handlers=$(gdbus call --system --dest org.kernel.TCMUService1 --object-path /org/kernel/TCMUService1 \
+	--method org.freedesktop.DBus.ObjectManager.GetManagedObjects)
+expect_match "$handlers" "/org/kernel/TCMUService1/file" "GetManagedObjects"
+
+# sd_of_loopback WWN: waits for the /dev/sdX of LUN 0 behind a tcm_loop target.
+sd_of_loopback() {
+	local addr sd
+	for _ in $(seq 150); do
+		addr=$(cat "$TARGET/loopback/$1/tpgt_1/address" 2>/dev/null || true)
+		sd=$( [ -n "$addr" ] && ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
+		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
+		sleep 0.2
+	done
+	fail "no /dev/sdX behind loopback $1"
+}
+
+wwn=naa.5001405000000cfe
+save=/etc/rtslib-fb-target/saveconfig.json
+truncate -s 64M /tmp/disk0.img
+
+log "targetcli: a missing file is refused through CheckConfig"
+out=$(targetcli /backstores/user:file create name=bad size=64M cfgstring=/tmp/missing.img 2>&1 || true)
+expect_match "$out" "cfgstring invalid: .*/tmp/missing.img" "targetcli create with a missing file"
+[ ! -d "$TARGET/core/user_0/bad" ] || fail "a refused backstore was created anyway"
+
+log "targetcli: create, export, save"
+targetcli <<EOT
+/backstores/user:file create name=disk0 size=64M cfgstring=/tmp/disk0.img
+/loopback create $wwn
+/loopback/$wwn/luns create /backstores/user:file/disk0
+saveconfig
+EOT
+[ -d "$TARGET/core/user_0/disk0" ] || fail "targetcli did not create user:file/disk0"
+expect_eq "$(grep -c '"plugin": "user"' "$save")" 1 "user backstores in $save"
+dev=$(sd_of_loopback $wwn)
+log "targetcli's disk is $dev"
+
+head -c 4M /dev/urandom >/tmp/pattern
+dd if=/tmp/pattern of="$dev" bs=1M seek=8 oflag=direct conv=fsync status=none
+vpd_before=$(sg_vpd -p 0x83 "$dev")
+expect_match "$vpd_before" "designator type: NAA" "VPD 0x83 before"
+sum_before=$(md5sum </tmp/pattern)
+
+log "targetcli clearconfig"
+targetcli clearconfig confirm=True
+[ ! -d "$TARGET/core/user_0/disk0" ] || fail "clearconfig left user_0/disk0"
+[ ! -d "$TARGET/loopback/$wwn" ] || fail "clearconfig left the loopback target"
+
+log "targetctl restore $save"
+targetctl restore "$save"
+dev=$(sd_of_loopback $wwn)
+sum_after=$(dd if="$dev" bs=1M skip=8 count=4 iflag=direct status=none | md5sum)
+expect_eq "$sum_after" "$sum_before" "data after restore"
+expect_eq "$(sg_vpd -p 0x83 "$dev")" "$vpd_before" "VPD 0x83 after restore"
+log "restored disk $dev has the same data and identity"
