@@ -17,26 +17,78 @@
 #include <cstring>
 #include <string>
 
+#include "config/daemon_config.h"
+#include "config/sd_notify.h"
 #include "core/device_registry.h"
 #include "core/handler_registry.h"
+#include "core/log_file.h"
+#include "dbus/dbus_service.h"
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
 
 namespace tcmud {
 namespace {
 
+// The command line: what is set here wins over the configuration files.
 struct options {
-	log_level level = log_level::info;
-	device_options device;
+	daemon_config cli;
+	config_paths paths;
 };
+
+// What the daemon runs with: defaults, then tcmu.conf, tcmud.conf, options.
+struct settings {
+	log_level level = log_level::info;
+	std::string log_dir;
+	device_options device;
+	bool dbus = true;
+};
+
+settings resolve(const daemon_config &c)
+{
+	settings s;
+	s.level = c.level.value_or(s.level);
+	s.log_dir = c.log_dir.value_or("");
+	s.device.max_in_flight = c.max_in_flight.value_or(s.device.max_in_flight);
+	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
+	s.dbus = c.dbus.value_or(true);
+	return s;
+}
+
+// Reads the files and merges the command line over them. False (with every
+// problem logged as file:line) if a file is invalid.
+bool load_settings(const options &o, settings &out)
+{
+	daemon_config cfg;
+	std::vector<std::string> errors;
+	bool ok = load_daemon_config(o.paths, &cfg, &errors);
+	for (const std::string &e : errors)
+		log_error("", "%s", e.c_str());
+	if (!ok)
+		return false;
+	cfg.merge_from(o.cli);
+	out = resolve(cfg);
+	return true;
+}
+
+void apply_logging(const settings &s)
+{
+	set_log_level(s.level);
+	if (int rc = set_log_dir(s.log_dir); rc < 0)
+		log_error("", "cannot open %s/tcmud.log: %s; logging to stderr only",
+			  s.log_dir.c_str(), strerror(-rc));
+}
 
 void usage(FILE *out)
 {
 	std::fprintf(out,
 		"usage: tcmud [options]\n"
+		"  -c, --config PATH         configuration file (default /etc/tcmud/tcmud.conf;\n"
+		"                            /etc/tcmu/tcmu.conf's log_level and log_dir are read too)\n"
 		"  -l, --log-level LEVEL     error, warn, info (default) or debug\n"
+		"      --log-dir DIR         also log to DIR/tcmud.log\n"
 		"      --max-in-flight N     command slots per queue (default 256)\n"
 		"      --uring-entries N     io_uring entries per queue (default 256)\n"
+		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
 		"handlers:");
@@ -60,7 +112,10 @@ bool parse_count(const char *text, size_t lo, size_t hi, size_t &out)
 int parse_args(int argc, char **argv, options &o)
 {
 	static const option longopts[] = {
+		{"config", required_argument, nullptr, 'c'},
 		{"log-level", required_argument, nullptr, 'l'},
+		{"log-dir", required_argument, nullptr, 'd'},
+		{"no-dbus", no_argument, nullptr, 'n'},
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
 		{"help", no_argument, nullptr, 'h'},
@@ -69,27 +124,35 @@ int parse_args(int argc, char **argv, options &o)
 	};
 	int c;
 	size_t n = 0;
-	while ((c = getopt_long(argc, argv, "l:hV", longopts, nullptr)) != -1) {
+	log_level level{};
+	while ((c = getopt_long(argc, argv, "c:l:hV", longopts, nullptr)) != -1) {
 		switch (c) {
+		case 'c':
+			o.paths.tcmud_conf = optarg;
+			o.paths.tcmud_conf_required = true;
+			break;
 		case 'l':
-			if (!parse_log_level(optarg, &o.level)) {
+			if (!parse_log_level(optarg, &level)) {
 				std::fprintf(stderr, "tcmud: unknown log level '%s'\n", optarg);
 				return 2;
 			}
+			o.cli.level = level;
 			break;
+		case 'd': o.cli.log_dir = optarg; break;
+		case 'n': o.cli.dbus = false; break;
 		case 'm':
 			if (!parse_count(optarg, 1, 65536, n)) {
 				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65536\n");
 				return 2;
 			}
-			o.device.max_in_flight = n;
+			o.cli.max_in_flight = n;
 			break;
 		case 'u':
 			if (!parse_count(optarg, 8, 32768, n)) {
 				std::fprintf(stderr, "tcmud: --uring-entries wants 8..32768\n");
 				return 2;
 			}
-			o.device.uring_entries = unsigned(n);
+			o.cli.uring_entries = unsigned(n);
 			break;
 		case 'h': usage(stdout); return 1;
 		case 'V': std::printf("tcmud %s\n", TCMUD_VERSION); return 1;
@@ -115,13 +178,20 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 		auto it = devices.devices().find(ev.minor);
 		if (it == devices.devices().end())
 			return -ENODEV;
+		tcmu_device &dev = *it->second;
 		if (ev.write_cache) {
-			it->second->set_write_cache(*ev.write_cache != 0);
+			dev.set_write_cache(*ev.write_cache != 0);
 			return 0;
 		}
+		// rtslib writes dev_config and dev_size again when it restores a
+		// saved configuration: the same value is no change at all.
+		if (ev.dev_size && *ev.dev_size == dev.size_bytes())
+			return 0;
+		if (ev.dev_cfg && *ev.dev_cfg == dev.dev_config())
+			return 0;
 		// A new size or cfgstring needs the backstore reopened; refused
 		// (the kernel keeps the old value) rather than half applied.
-		log_warn(it->second->log_prefix(), "reconfiguration of %s is not supported",
+		log_warn(dev.log_prefix(), "reconfiguration of %s is not supported",
 			 ev.dev_size ? "dev_size" : "dev_config");
 		return -EOPNOTSUPP;
 	}
@@ -129,7 +199,27 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 	return -EINVAL;
 }
 
-int serve(const options &o)
+// SIGHUP: re-read the files. Logging changes at once; slot and ring sizes
+// apply to devices added from now on (a running queue keeps its rings).
+// An invalid file changes nothing: I/O never stops for a typo.
+void reload(const options &o, settings &current)
+{
+	sd_notify_state("RELOADING=1");
+	settings next;
+	if (load_settings(o, next)) {
+		apply_logging(next);
+		if (next.dbus != current.dbus)
+			log_warn("", "the dbus setting changes only at restart");
+		next.dbus = current.dbus;
+		current = next;
+		log_info("", "configuration reloaded");
+	} else {
+		log_error("", "configuration not reloaded; keeping the running one");
+	}
+	sd_notify_state("READY=1");
+}
+
+int serve(const options &o, settings s)
 {
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -145,7 +235,7 @@ int serve(const options &o)
 		return 1;
 	}
 
-	device_registry devices(device_roots{}, o.device);
+	device_registry devices(device_roots{}, s.device);
 	int error = 0;
 	// Netlink first: a device created while we scan is then not missed.
 	auto nl = tcmu_netlink::open(
@@ -154,7 +244,18 @@ int serve(const options &o)
 		log_warn("", "no TCM-USER netlink (%s): serving existing devices only",
 			 strerror(-error));
 	size_t n = devices.scan();
+	// After pthread_sigmask: GDBus's own thread inherits the blocked set.
+	std::unique_ptr<dbus_service> dbus;
+	if (s.dbus) {
+		int dbus_error = 0;
+		std::string dbus_reason;
+		dbus = dbus_service::start(builtin_handlers(), &dbus_error, &dbus_reason);
+		if (!dbus)
+			log_warn("", "no D-Bus service (%s): targetcli will not list user: backstores",
+				 dbus_reason.c_str());
+	}
 	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
+	sd_notify_state("READY=1");
 
 	for (;;) {
 		pollfd fds[2] = {{sfd, POLLIN, 0}, {nl ? nl->fd() : -1, POLLIN, 0}};
@@ -171,13 +272,15 @@ int serve(const options &o)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			if (si.ssi_signo == SIGHUP) {
-				log_info("", "SIGHUP: nothing to reload yet");
+				reload(o, s);
 				continue;
 			}
 			log_info("", "%s: stopping", strsignal(int(si.ssi_signo)));
 			break;
 		}
 	}
+	sd_notify_state("STOPPING=1");
+	dbus.reset();
 	devices.remove_all();
 	close(sfd);
 	log_info("", "stopped");
@@ -193,6 +296,9 @@ int main(int argc, char **argv)
 	int rc = tcmud::parse_args(argc, argv, o);
 	if (rc)
 		return rc == 1 ? 0 : 2;
-	tcmud::set_log_level(o.level);
-	return tcmud::serve(o);
+	tcmud::settings s;
+	if (!tcmud::load_settings(o, s))
+		return 2;
+	tcmud::apply_logging(s);
+	return tcmud::serve(o, s);
 }

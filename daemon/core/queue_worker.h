@@ -32,9 +32,14 @@
 namespace tcmud {
 
 struct queue_params {
-	std::span<std::byte> map;      // the whole uio map0 mapping
-	int uio_fd = -1;               // doorbell: read to ack, write to notify
+	std::span<std::byte> map;      // this queue's mailbox, ring and data area
+	int uio_fd = -1;               // written to hand completions to the kernel
+	// What wakes the worker when the kernel queues entries: the uio fd itself
+	// (stock kernel; read 4 bytes to ack) or this queue's own eventfd (the
+	// multi-queue ABI; read 8 bytes), so no other queue's commands wake us.
+	int event_fd = -1;             // -1: the uio fd
 	uint32_t queue_index = 0;      // value written to the uio fd
+	int cpu = -1;                  // pin the thread to this CPU, -1: don't
 	std::string log_prefix;        // "file/lun0:"
 	scsi::logical_unit *lu = nullptr;
 	backstore *store = nullptr;
@@ -79,6 +84,7 @@ private:
 	void command_finished(slot &s);
 	void flush_completions();
 	void ack_doorbell();
+	int wake_fd() const;
 	void resume_woken();
 	void setup_done(int rc);
 	void drain_in_flight();

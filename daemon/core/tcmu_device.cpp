@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "core/tcmu_device.h"
 
+#include <linux/target_core_user_mq.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -138,22 +143,72 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 		log_error(prefix_, "cannot map /dev/%s: %s", info_.uio.c_str(), strerror(-error));
 		return error;
 	}
+	queue_layout layout;
+	if (int rc = detect_queues(layout); rc < 0)
+		return rc;
+	for (uint32_t q = 0; q < layout.count; ++q)
+		if (int rc = start_queue(opts, layout, q); rc < 0)
+			return rc;
+	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
+		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
+	return 0;
+}
+
+// The multi-queue ABI of kmod/ (docs/kmod.md): TCMU_MQ_IOC_GET_INFO on the
+// uio fd. ENOTTY (or any failure) means a stock kernel: one classic ring
+// over the whole mapping, woken through the uio fd.
+int tcmu_device::detect_queues(queue_layout &out)
+{
+	std::span<std::byte> map = uio_.mapping();
+	out = {1, map.size(), false};
+	tcmu_mq_info mi{};
+	if (ioctl(uio_.fd(), TCMU_MQ_IOC_GET_INFO, &mi) < 0) {
+		if (errno != ENOTTY)
+			log_warn(prefix_, "multi-queue query failed (%s): serving one ring",
+				 strerror(errno));
+		return 0;
+	}
+	if (mi.nr_queues == 0 || mi.nr_queues > TCMU_MQ_MAX_QUEUES || mi.queue_stride == 0 ||
+	    mi.queue_stride > map.size() / mi.nr_queues) {
+		log_error(prefix_, "kernel reports %u queues of %llu bytes in a %zu-byte map",
+			  mi.nr_queues, (unsigned long long)mi.queue_stride, map.size());
+		return -EPROTO;
+	}
+	out = {mi.nr_queues, size_t(mi.queue_stride), true};
+	return 0;
+}
+
+int tcmu_device::start_queue(const device_options &opts, const queue_layout &layout, uint32_t q)
+{
 	queue_params qp;
-	qp.map = uio_.mapping();
+	qp.map = uio_.mapping().subspan(size_t(q) * layout.stride, layout.stride);
 	qp.uio_fd = uio_.fd();
-	qp.queue_index = 0;
+	qp.queue_index = q;
 	qp.log_prefix = prefix_;
 	qp.lu = lu_.get();
 	qp.store = store_.get();
 	qp.ring.max_in_flight = opts.max_in_flight;
 	qp.uring_entries = opts.uring_entries;
-	auto q = std::make_unique<queue_worker>(qp);
-	int rc = q->start();
-	if (rc < 0)
+	if (layout.multi_queue) {
+		// Each queue gets its own eventfd, so entries on queue q wake only
+		// queue q's worker.
+		unique_fd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+		tcmu_mq_eventfd reg{q, efd.get()};
+		if (!efd || ioctl(uio_.fd(), TCMU_MQ_IOC_SET_EVENTFD, &reg) < 0) {
+			int e = errno;
+			log_error(prefix_, "queue %u: cannot register its eventfd: %s", q, strerror(e));
+			return -e;
+		}
+		qp.event_fd = efd.get();
+		queue_events_.push_back(std::move(efd));
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (opts.pin_queues && layout.count > 1 && q < cpus)
+			qp.cpu = int(q); // the kernel steers CPU c's commands to queue c % N
+	}
+	auto worker = std::make_unique<queue_worker>(qp);
+	if (int rc = worker->start(); rc < 0)
 		return rc;
-	queues_.push_back(std::move(q));
-	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
-		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
+	queues_.push_back(std::move(worker));
 	return 0;
 }
 

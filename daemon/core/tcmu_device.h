@@ -14,12 +14,14 @@
 #include "device/uio_discovery.h"
 #include "scsi/logical_unit.h"
 #include "tcmud/block_backend.h"
+#include "tcmud/unique_fd.h"
 
 namespace tcmud {
 
 struct device_options {
 	size_t max_in_flight = 256;   // command slots per queue
 	unsigned uring_entries = 256; // io_uring SQ entries per queue
+	bool pin_queues = true;       // multi-queue: worker q runs on CPU q
 };
 
 class tcmu_device {
@@ -42,6 +44,9 @@ public:
 
 	// Lets every command in flight finish, then stops the workers.
 	void stop();
+	uint64_t size_bytes() const { return lu_->num_blocks() * lu_->block_size(); }
+	// "<subtype>/<cfgstring>", as the kernel's dev_config holds it.
+	std::string dev_config() const { return info_.name.subtype + "/" + info_.name.cfgstring; }
 	// RECONFIG_DEVICE with emulate_write_cache.
 	void set_write_cache(bool on) { lu_->set_write_cache_enabled(on); }
 
@@ -52,6 +57,14 @@ private:
 	void take_over();
 	int make_logical_unit(const backstore_config &bc);
 
+	struct queue_layout {
+		uint32_t count = 1;
+		size_t stride = 0;        // bytes per queue in the mapping
+		bool multi_queue = false; // the kernel speaks the MQ ABI
+	};
+	int detect_queues(queue_layout &out);
+	int start_queue(const device_options &opts, const queue_layout &layout, uint32_t q);
+
 	device_roots roots_;
 	uio_device_info info_;
 	std::string prefix_;
@@ -59,6 +72,8 @@ private:
 	uio_device uio_;
 	std::unique_ptr<backstore> store_;
 	std::unique_ptr<scsi::logical_unit> lu_;
+	// Declared before queues_ so the eventfds outlive the workers polling them.
+	std::vector<unique_fd> queue_events_;
 	std::vector<std::unique_ptr<queue_worker>> queues_;
 };
 
