@@ -15,6 +15,8 @@ packages=(
 	dwarves sparse
 	# VM error scenarios: device-mapper error targets
 	dmsetup
+	# benchmark backing store: XFS does async buffered reads and writes for io_uring
+	xfsprogs
 	# benchmark counts (callgrind)
 	valgrind
 )
