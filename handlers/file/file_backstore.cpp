@@ -16,6 +16,10 @@
 #include "log/log.h"
 
 namespace tcmud {
+
+namespace {
+constexpr uint64_t buffered_async_threshold = 32 * 1024;
+} // namespace
 namespace {
 
 struct backing_file {
@@ -182,8 +186,15 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 
 std::unique_ptr<backend_queue> file_backstore::open_queue(io_engine &engine)
 {
-	return std::make_unique<file_queue>(engine, fd_.get(), size_, caps_,
-					    log_prefix_);
+	auto q = std::make_unique<file_queue>(engine, fd_.get(), size_, caps_, log_prefix_);
+	// A large buffered transfer is mostly a page-cache copy. Done inline, a
+	// queue's one thread would make every copy itself; handed to io_uring's
+	// async workers, copies run on all CPUs while the queue thread goes on
+	// taking commands. Small transfers stay inline, where a hand-off costs
+	// more than it saves; O_DIRECT has no copy to spread.
+	if (!direct_)
+		q->set_async_threshold(buffered_async_threshold);
+	return q;
 }
 
 } // namespace tcmud

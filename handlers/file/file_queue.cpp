@@ -191,6 +191,8 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 	// pieces included.
 	if (!is_read && io.fua)
 		sqe->rw_flags = RWF_DSYNC;
+	if (async_threshold_ && io.length - io.progress >= async_threshold_)
+		sqe->flags |= IOSQE_ASYNC;
 }
 
 // The caller's iovecs past what is already done: the caller's own array when

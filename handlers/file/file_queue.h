@@ -38,6 +38,10 @@ public:
 					  int64_t result);
 	void set_result_filter(result_filter filter, void *ctx);
 
+	// Reads and writes of at least `bytes` go to io_uring's async workers
+	// (IOSQE_ASYNC) instead of being tried inline; 0 (the default): never.
+	void set_async_threshold(uint64_t bytes) { async_threshold_ = bytes; }
+
 	size_t parked() const { return parked_count_; }
 	bool uses_fixed_file() const { return fixed_index_ >= 0; }
 
@@ -79,6 +83,7 @@ private:
 
 	result_filter filter_ = nullptr;
 	void *filter_ctx_ = nullptr;
+	uint64_t async_threshold_ = 0;
 };
 
 } // namespace tcmud

@@ -180,3 +180,19 @@ TEST_CASE("a zero-length read completes with 0", "[file][io]")
 	block_io io = make_rw(block_op::read, 0, {});
 	CHECK(run_io(*f.engine, *f.queue, io) == 0);
 }
+
+TEST_CASE("large buffered transfers go to io_uring's async workers, small ones stay inline", "[file][io]")
+{
+	queue_fixture f;
+	// open_queue of a buffered (not O_DIRECT) store sets the threshold.
+	std::vector<char> big = pattern(65536, 4);
+	write_through(*f.engine, *f.queue, 0, big);
+	CHECK((f.gate.last->flags & IOSQE_ASYNC));
+	CHECK(read_through(*f.engine, *f.queue, 0, 65536) == big);
+	CHECK((f.gate.last->flags & IOSQE_ASYNC));
+	std::vector<char> small = pattern(4096, 5);
+	write_through(*f.engine, *f.queue, 0, small);
+	CHECK_FALSE((f.gate.last->flags & IOSQE_ASYNC));
+	CHECK(read_through(*f.engine, *f.queue, 0, 4096) == small);
+	CHECK_FALSE((f.gate.last->flags & IOSQE_ASYNC));
+}
