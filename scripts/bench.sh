@@ -105,7 +105,7 @@ if os.path.exists(path):
 
 doc = dict(date=datetime.datetime.now().isoformat(timespec="seconds"), command=command,
            tcmud_commit=commit, tcmud_buildtype=buildtype, meta=meta,
-           setup="256 MiB file on guest tmpfs, prefilled (1 MiB of random bytes repeated), exported through tcm_loop; "
+           setup="256 MiB file on XFS (a loop device in the guest; write-back cache on every target), prefilled (1 MiB of random bytes repeated), exported through tcm_loop; "
                  "fio libaio direct=1 time_based ramp_time=2; fileio = LIO target_core_file; "
                  "tcmu-runner = Debian's qcow handler on the raw image; tcmud = user:file",
            commands_note="SCSI commands completed by the disk (/sys/block/sdX/stat) over the whole fio run "
