@@ -49,12 +49,18 @@ create_fileio_backstore() {
 
 # create_user_backstore NAME SUBTYPE CFGSTRING SIZE_BYTES [SERIAL]
 #   -> prints the backstore's configfs dir (a TCMU device: /dev/uioN appears)
+# USER_BACKSTORE_ATTRS="name=value ..." are written to attrib/ before the
+# device is enabled (some, like nr_queues, can only be set then; others,
+# like emulate_write_cache, would otherwise go to the daemon as a RECONFIG).
 create_user_backstore() {
-	local dir=$TARGET/core/user_0/$1
+	local dir=$TARGET/core/user_0/$1 attr
 	mkdir -p "$dir"
 	echo "dev_config=$2/$3" > "$dir/control"
 	echo "dev_size=$4" > "$dir/control"
 	echo "${5:-$1-serial}" > "$dir/wwn/vpd_unit_serial"
+	for attr in ${USER_BACKSTORE_ATTRS:-}; do
+		echo "${attr#*=}" > "$dir/attrib/${attr%%=*}"
+	done
 	echo 1 > "$dir/enable"
 	echo "$dir"
 }

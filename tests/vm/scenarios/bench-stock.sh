@@ -66,8 +66,7 @@ mkdir -p /etc/tcmu /var/log/tcmu
 tcmu-runner -l /var/log/tcmu &
 runner=$!
 stop_on_exit $runner
-bs=$(create_user_backstore bench-runner qcow $img $size)
-echo 1 > "$bs/attrib/emulate_write_cache"
+bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore bench-runner qcow $img $size)
 wait_uio_open $runner 30
 dev=$(export_via_loop "$bs")
 grep -q "treat as raw" /var/log/tcmu/tcmu-runner.log || fail "qcow handler did not open the raw image"
@@ -77,8 +76,7 @@ bench_stop_daemon $runner
 cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner.log"
 
 start_tcmud
-bs=$(create_user_backstore bench-tcmud file $img $size)
-echo 1 > "$bs/attrib/emulate_write_cache"
+bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore bench-tcmud file $img $size)
 wait_uio_open "$TCMUD_PID" 30
 dev=$(export_via_loop "$bs")
 bench_prepare_disk "$dev"
