@@ -30,7 +30,7 @@ struct queue_worker::slot final : scsi::command_owner {
 			std::lock_guard lock(worker->woken_mutex_);
 			worker->woken_.push_back(this);
 		}
-		worker->engine_->wake();
+		worker->poke();
 	}
 };
 
@@ -95,7 +95,7 @@ void queue_worker::stop(unsigned drain_timeout_ms)
 		return;
 	drain_timeout_ms_ = drain_timeout_ms;
 	stopping_.store(true, std::memory_order_release);
-	engine_->wake();
+	poke();
 	thread_.join();
 }
 
@@ -113,6 +113,12 @@ void queue_worker::thread_main()
 				 params_.queue_index, params_.cpu, strerror(e));
 	}
 	int rc = setup_on_thread();
+	if (rc < 0) {
+		// Torn down here, on the thread the ring belongs to.
+		backend_.reset();
+		engine_.reset();
+		doorbell_.reset();
+	}
 	setup_done(rc);
 	if (rc < 0)
 		return;
@@ -124,6 +130,12 @@ void queue_worker::thread_main()
 	// The backstore's queue unregisters its files from the engine, so it
 	// goes first; the engine then cancels our polls and closes the ring.
 	backend_.reset();
+	{
+		// The thread may also end on its own (a ring error); from here on
+		// no other thread may reach the engine.
+		std::lock_guard lock(woken_mutex_);
+		engine_alive_ = false;
+	}
 	engine_.reset();
 	doorbell_.reset();
 	log_info(params_.log_prefix, "queue %u: stopped after %llu commands (%llu errors, %llu "
@@ -167,6 +179,10 @@ int queue_worker::setup_on_thread()
 		free_slots_.push_back(&slots_[i]);
 	}
 
+	{
+		std::lock_guard lock(woken_mutex_);
+		engine_alive_ = true;
+	}
 	doorbell_ = std::make_unique<doorbell>(*this);
 	waker_ = std::make_unique<waker>(*this);
 	engine_->set_wake_handler(waker_.get());
@@ -214,6 +230,14 @@ void queue_worker::drain_in_flight()
 	if (busy_ > 0)
 		log_warn(params_.log_prefix, "queue %u: stopped with %zu commands in flight",
 			 params_.queue_index, busy_);
+}
+
+// Any thread: makes the worker's loop look at its wake list and at stop.
+void queue_worker::poke()
+{
+	std::lock_guard lock(woken_mutex_);
+	if (engine_alive_)
+		engine_->wake();
 }
 
 int queue_worker::wake_fd() const

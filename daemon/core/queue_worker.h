@@ -85,6 +85,7 @@ private:
 	void flush_completions();
 	void ack_doorbell();
 	int wake_fd() const;
+	void poke();
 	void resume_woken();
 	void setup_done(int rc);
 	void drain_in_flight();
@@ -107,6 +108,7 @@ private:
 	// Cross-thread: range-lock grants from other queues, and stop.
 	std::mutex woken_mutex_;
 	std::vector<slot *> woken_;
+	bool engine_alive_ = false; // guarded by woken_mutex_
 	std::atomic<bool> stopping_{false};
 	unsigned drain_timeout_ms_ = 30000;
 
