@@ -145,6 +145,22 @@ start_tcmud() {
 	fail "tcmud did not report ready"
 }
 
+# kill_and_restart_tcmud ROUNDS DEVICE: ROUNDS times, 3 s apart, SIGKILLs
+# tcmud and starts it again; each restart must take DEVICE over (its log
+# then holds one more "DEVICE: taken over" line than before).
+kill_and_restart_tcmud() {
+	local rounds=$1 name=$2 round before after
+	for round in $(seq "$rounds"); do
+		sleep 3
+		before=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
+		kill -9 "$TCMUD_PID"
+		wait "$TCMUD_PID" 2>/dev/null || true
+		start_tcmud
+		after=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
+		[ "$after" -eq $((before + 1)) ] || fail "restart $round did not take $name over"
+	done
+}
+
 cleanup_scenario() {
 	local rc=$? pid
 	remove_all_targets 2>/dev/null || true

@@ -18,13 +18,7 @@ dev=$(export_via_loop "$bs")
 
 log "1: SIGKILL under write+verify"
 fio_write_verify "$dev" 48M & fio_pid=$!
-for round in 1 2 3; do
-	sleep 3
-	kill -9 "$TCMUD_PID"
-	wait "$TCMUD_PID" 2>/dev/null || true
-	start_tcmud
-	grep -q "life0: taken over" "$TCMUD_LOG" || fail "restart $round did not take the device over"
-done
+kill_and_restart_tcmud 3 life0
 wait $fio_pid || fail "fio saw an error across 3 daemon kills"
 log "fio write+verify survived 3 SIGKILLs"
 

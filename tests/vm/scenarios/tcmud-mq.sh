@@ -74,12 +74,6 @@ if [ "$cpus" -ge 2 ]; then
 fi
 
 fio_write_verify "$dev" 32M & fio_pid=$!
-for round in 1 2; do
-	sleep 3
-	kill -9 "$TCMUD_PID"
-	wait "$TCMUD_PID" 2>/dev/null || true
-	start_tcmud
-	grep -q "mqc: taken over" "$TCMUD_LOG" || fail "restart $round did not take mqc over"
-done
+kill_and_restart_tcmud 2 mqc
 wait $fio_pid || fail "fio saw an error across 2 daemon kills with 2 queues"
 log "write+verify survived 2 SIGKILLs on 2 queues"
