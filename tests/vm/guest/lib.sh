@@ -114,12 +114,28 @@ remove_all_targets() {
 # fio_write_verify DEV SIZE: writes SIZE of random-sized blocks with crc32c
 # checksums through O_DIRECT, then reads every block back and checks it.
 fio_write_verify() {
+	# One result file per disk: two disks may be verified at once.
+	local terse=/tmp/fio.${1##*/}.terse
 	fio --name=write-verify --filename="$1" --size="$2" --direct=1 \
 		--ioengine=libaio --iodepth=16 --rw=randwrite --bsrange=4k-128k \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 \
-		--output-format=terse --terse-version=3 >/tmp/fio.terse \
-		|| { cat /tmp/fio.terse; fail "fio write+verify on $1"; }
+		--output-format=terse --terse-version=3 >"$terse" \
+		|| { cat "$terse"; fail "fio write+verify on $1"; }
 	log "fio write+verify of $2 on $1 passed"
+}
+
+# fio_verify_loop DEV SIZE STOP_FILE: fio_write_verify passes, one after
+# another, until STOP_FILE exists (the pass under way finishes first), so
+# write+verify I/O spans however many daemon restarts a scenario makes,
+# whatever the machine's speed. Run it in the background; it exits non-zero
+# on the first I/O error or failed verify.
+fio_verify_loop() {
+	local passes=0
+	while [ ! -e "$3" ]; do
+		fio_write_verify "$1" "$2"
+		passes=$((passes + 1))
+	done
+	log "fio write+verify on $1: $passes passes, no error"
 }
 
 # Daemons a scenario started, stopped only after the targets are gone: a
@@ -145,13 +161,20 @@ start_tcmud() {
 	fail "tcmud did not report ready"
 }
 
-# kill_and_restart_tcmud ROUNDS DEVICE: ROUNDS times, 3 s apart, SIGKILLs
-# tcmud and starts it again; each restart must take DEVICE over (its log
-# then holds one more "DEVICE: taken over" line than before).
+# kill_and_restart_tcmud ROUNDS DEVICE [IO_PID]: ROUNDS times, after a
+# random 0.3-2 s (so kills land in different phases of the I/O: writes,
+# verify reads, a pass starting), SIGKILLs tcmud and starts it again; each
+# restart must take DEVICE over (its log then holds one more "DEVICE: taken
+# over" line than before). With IO_PID, that process must still be running
+# at every kill, or the kills did not happen under I/O.
 kill_and_restart_tcmud() {
-	local rounds=$1 name=$2 round before after
+	local rounds=$1 name=$2 io_pid=${3:-} round before after ms
 	for round in $(seq "$rounds"); do
-		sleep 3
+		ms=$((300 + RANDOM % 1700))
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		if [ -n "$io_pid" ] && ! kill -0 "$io_pid" 2>/dev/null; then
+			fail "the I/O had ended before kill $round"
+		fi
 		before=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
 		kill -9 "$TCMUD_PID"
 		wait "$TCMUD_PID" 2>/dev/null || true
