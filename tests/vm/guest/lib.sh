@@ -149,12 +149,17 @@ stop_on_exit() { daemons_to_stop+=("$1"); }
 # The log goes straight to the host's share, so it survives a hung guest.
 TCMUD_LOG=${TCMUD_VM_OUT:-/tmp}/${TCMUD_SCENARIO:-scenario}.tcmud.log
 start_tcmud() {
+	# The log is appended to across restarts: wait for this daemon's own
+	# "ready" line, not an earlier one's.
+	local ready
+	ready=$(grep -c "ready, serving" "$TCMUD_LOG" 2>/dev/null || true)
 	"$TCMUD_BUILD/daemon/core/tcmud" --log-level "${TCMUD_LOG_LEVEL:-info}" "$@" \
 		>>"$TCMUD_LOG" 2>&1 &
 	TCMUD_PID=$!
 	stop_on_exit $TCMUD_PID
 	for _ in $(seq 100); do
-		grep -q "ready, serving" "$TCMUD_LOG" 2>/dev/null && return 0
+		[ "$(grep -c "ready, serving" "$TCMUD_LOG" 2>/dev/null || true)" -gt "${ready:-0}" ] \
+			&& return 0
 		kill -0 $TCMUD_PID 2>/dev/null || { cat "$TCMUD_LOG"; fail "tcmud exited at start"; }
 		sleep 0.1
 	done
