@@ -187,12 +187,14 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 		// saved configuration: the same value is no change at all.
 		if (ev.dev_size && *ev.dev_size == dev.size_bytes())
 			return 0;
+		if (ev.dev_size)
+			return dev.resize(*ev.dev_size);
 		if (ev.dev_cfg && *ev.dev_cfg == dev.dev_config())
 			return 0;
-		// A new size or cfgstring needs the backstore reopened; refused
-		// (the kernel keeps the old value) rather than half applied.
-		log_warn(dev.log_prefix(), "reconfiguration of %s is not supported",
-			 ev.dev_size ? "dev_size" : "dev_config");
+		// A new cfgstring means another backing file: refused (the kernel
+		// keeps the old value) rather than swapped under running I/O.
+		log_warn(dev.log_prefix(), "changing dev_config of a running device is not "
+			 "supported; remove and re-create the backstore");
 		return -EOPNOTSUPP;
 	}
 	}

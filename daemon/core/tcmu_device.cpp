@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <cstring>
 
 #include "core/handler_registry.h"
@@ -217,6 +218,33 @@ void tcmu_device::stop()
 	for (auto &q : queues_)
 		q->stop();
 	queues_.clear();
+}
+
+// Growing: the backstore first, so no command is admitted past the old end
+// before the file holds it. Shrinking: the SCSI capacity first, so nothing
+// new is admitted beyond the new end before the backstore refuses it. The
+// initiator sees the new capacity after a rescan (READ CAPACITY).
+int tcmu_device::resize(uint64_t new_bytes)
+{
+	const uint32_t bs = lu_->block_size();
+	const uint64_t old_bytes = size_bytes();
+	if (new_bytes == 0 || new_bytes % bs != 0) {
+		log_error(prefix_, "resize to %" PRIu64 " bytes refused: not a positive multiple "
+			  "of the %u-byte block size", new_bytes, bs);
+		return -EINVAL;
+	}
+	if (new_bytes < old_bytes)
+		lu_->set_num_blocks(new_bytes / bs);
+	std::string why;
+	if (int rc = store_->resize(new_bytes, &why); rc < 0) {
+		lu_->set_num_blocks(old_bytes / bs);
+		log_error(prefix_, "resize to %" PRIu64 " bytes refused: %s", new_bytes,
+			  why.c_str());
+		return rc;
+	}
+	lu_->set_num_blocks(new_bytes / bs);
+	log_info(prefix_, "resized from %" PRIu64 " to %" PRIu64 " bytes", old_bytes, new_bytes);
+	return 0;
 }
 
 } // namespace tcmud

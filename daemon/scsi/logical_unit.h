@@ -3,8 +3,9 @@
 // A SCSI direct-access logical unit (SBC-4) emulated over a backstore.
 //
 // One logical_unit is shared by every queue thread of a device. Its state is
-// read-mostly: geometry and identity are fixed at creation; the two mode-page
-// bits MODE SELECT can change (WCE, D_SENSE) are atomics; the only lock is
+// read-mostly: identity and block size are fixed at creation; the capacity
+// (online resize) and the two mode-page bits MODE SELECT can change (WCE,
+// D_SENSE) are atomics; the only lock is
 // the range lock's mutex, which plain READ/WRITE never take unless a
 // COMPARE AND WRITE is in progress (see range_lock.h).
 #include <atomic>
@@ -22,7 +23,7 @@ namespace tcmud::scsi {
 
 struct logical_unit_config {
 	uint32_t block_size = 512;       // power of two, 512..65536
-	uint64_t num_blocks = 0;         // at least 1
+	uint64_t num_blocks = 0;         // at least 1 (at creation; see set_num_blocks)
 	backstore_caps caps;
 	std::string vendor = "TCMUD";    // INQUIRY: up to 8 ASCII characters
 	std::string product = "tcmud";   // up to 16
@@ -61,7 +62,11 @@ public:
 	// --- read-mostly state for the command handlers ---
 	const logical_unit_config &config() const { return cfg_; }
 	uint32_t block_size() const { return cfg_.block_size; }
-	uint64_t num_blocks() const { return cfg_.num_blocks; }
+	uint64_t num_blocks() const { return num_blocks_.load(std::memory_order_acquire); }
+	// Online resize (RECONFIG_DEVICE dev_size). A command racing with it
+	// sees the old or the new capacity; the backstore keeps its own bound,
+	// so none reaches past the end of what is really there.
+	void set_num_blocks(uint64_t blocks) { num_blocks_.store(blocks, std::memory_order_release); }
 	const backstore_caps &caps() const { return cfg_.caps; }
 	std::string unit_serial() const;
 
@@ -80,6 +85,7 @@ private:
 	// with MODE SELECT may see either value (SPC-5 does not order them).
 	std::atomic<bool> wce_;
 	std::atomic<bool> d_sense_{false};
+	std::atomic<uint64_t> num_blocks_;
 	range_lock ranges_;
 };
 

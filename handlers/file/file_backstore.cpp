@@ -92,30 +92,47 @@ open_error check_direct_alignment(const backstore_config &cfg,
 	return {};
 }
 
-// Never serve a size different from the kernel's without saying so: a
-// shorter file is refused (or grown on request), a longer one is served
-// only up to dev_size, and that is logged.
-open_error reconcile_size(const backstore_config &cfg, const file_config &fcfg,
-			  backing_file *file)
+// The size of what fd refers to now: st_size, or the block device's size.
+int current_size(int fd, bool *is_block, uint64_t *size)
 {
-	if (file->size < cfg.dev_size) {
-		if (!fcfg.extend || file->is_block)
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*is_block = S_ISBLK(st.st_mode);
+	if (!*is_block) {
+		*size = static_cast<uint64_t>(st.st_size);
+		return 0;
+	}
+	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+}
+
+// Makes the backing store hold at least `wanted` bytes: a shorter file is
+// refused, or grown when the cfgstring says extend=1; a block device cannot
+// grow. A longer one is left as it is: only `wanted` bytes are served, and
+// that is logged. Used at open and by resize().
+open_error ensure_size(int fd, const std::string &path, bool extend,
+		       uint64_t wanted, const std::string &log_prefix)
+{
+	bool is_block = false;
+	uint64_t have = 0;
+	if (int err = current_size(fd, &is_block, &have); err < 0)
+		return fail(err, path + ": cannot read its size: " + strerror(-err));
+	if (have < wanted) {
+		if (!extend || is_block)
 			return fail(-EINVAL,
-				    fcfg.path + " is " + std::to_string(file->size) +
+				    path + " is " + std::to_string(have) +
 					    " bytes, smaller than the device size " +
-					    std::to_string(cfg.dev_size) +
-					    (file->is_block ? "" : "; add ;extend=1 to grow it"));
-		if (ftruncate(file->fd.get(), static_cast<off_t>(cfg.dev_size)) < 0)
-			return fail(-errno, fcfg.path + ": cannot extend: " +
-						    strerror(errno));
-		log_info(cfg.log_prefix, "extended %s from %" PRIu64 " to %" PRIu64 " bytes",
-			 fcfg.path.c_str(), file->size, cfg.dev_size);
-		file->size = cfg.dev_size;
-	} else if (file->size > cfg.dev_size) {
-		log_warn(cfg.log_prefix,
+					    std::to_string(wanted) +
+					    (is_block ? "" : "; add ;extend=1 to grow it"));
+		if (ftruncate(fd, static_cast<off_t>(wanted)) < 0)
+			return fail(-errno, path + ": cannot extend: " + strerror(errno));
+		log_info(log_prefix, "extended %s from %" PRIu64 " to %" PRIu64 " bytes",
+			 path.c_str(), have, wanted);
+	} else if (have > wanted) {
+		log_warn(log_prefix,
 			 "%s is %" PRIu64 " bytes; only the first %" PRIu64
 			 " (the device size) are served",
-			 fcfg.path.c_str(), file->size, cfg.dev_size);
+			 path.c_str(), have, wanted);
 	}
 	return {};
 }
@@ -147,9 +164,10 @@ backstore_caps probe_caps(const backing_file &file)
 } // namespace
 
 file_backstore::file_backstore(unique_fd fd, uint64_t size, backstore_caps caps,
-			       bool direct, std::string log_prefix)
+			       bool direct, std::string path, bool extend,
+			       std::string log_prefix)
 	: fd_(std::move(fd)), size_(size), caps_(caps), direct_(direct),
-	  log_prefix_(std::move(log_prefix))
+	  path_(std::move(path)), extend_(extend), log_prefix_(std::move(log_prefix))
 {
 }
 
@@ -169,7 +187,11 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 	if (!result.error && fcfg.direct)
 		result = check_direct_alignment(cfg, fcfg, &file);
 	if (!result.error)
-		result = reconcile_size(cfg, fcfg, &file);
+		result = ensure_size(file.fd.get(), fcfg.path, fcfg.extend, cfg.dev_size,
+				     cfg.log_prefix);
+	// probe_caps() punches past the end: it must see the size just grown.
+	if (!result.error && file.size < cfg.dev_size)
+		file.size = cfg.dev_size;
 	if (result.error) {
 		log_error(cfg.log_prefix, "cannot open: %s", result.reason.c_str());
 		*error = result.error;
@@ -181,7 +203,8 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 		 fcfg.path.c_str(), cfg.dev_size, fcfg.direct ? ", O_DIRECT" : "",
 		 caps.discard ? "yes" : "no", caps.write_zeroes ? "yes" : "no");
 	return std::unique_ptr<backstore>(new file_backstore(
-		std::move(file.fd), cfg.dev_size, caps, fcfg.direct, cfg.log_prefix));
+		std::move(file.fd), cfg.dev_size, caps, fcfg.direct, fcfg.path, fcfg.extend,
+		cfg.log_prefix));
 }
 
 std::unique_ptr<backend_queue> file_backstore::open_queue(io_engine &engine)
@@ -195,6 +218,22 @@ std::unique_ptr<backend_queue> file_backstore::open_queue(io_engine &engine)
 	if (!direct_)
 		q->set_async_threshold(buffered_async_threshold);
 	return q;
+}
+
+int file_backstore::resize(uint64_t new_size, std::string *reason)
+{
+	if (new_size == 0) {
+		*reason = "a device size of 0 bytes";
+		return -EINVAL;
+	}
+	open_error result = ensure_size(fd_.get(), path_, extend_, new_size, log_prefix_);
+	if (result.error) {
+		*reason = std::move(result.reason);
+		return result.error;
+	}
+	// The file is long enough before any queue may use the new bound.
+	size_.store(new_size, std::memory_order_release);
+	return 0;
 }
 
 } // namespace tcmud

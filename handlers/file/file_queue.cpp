@@ -33,7 +33,7 @@ struct file_queue::request final : io_completion {
 	void io_done(int64_t result) override { queue->on_result(this, result); }
 };
 
-file_queue::file_queue(io_engine &engine, int fd, uint64_t size,
+file_queue::file_queue(io_engine &engine, int fd, const std::atomic<uint64_t> &size,
 		       backstore_caps caps, std::string log_prefix)
 	: engine_(engine), fd_(fd), size_(size), caps_(caps),
 	  log_prefix_(std::move(log_prefix))
@@ -87,7 +87,8 @@ int file_queue::validate(const block_io &io) const
 {
 	if (io.op == block_op::flush)
 		return 0;
-	if (io.offset > size_ || io.length > size_ - io.offset)
+	uint64_t size = size_.load(std::memory_order_acquire);
+	if (io.offset > size || io.length > size - io.offset)
 		return -EINVAL;
 	if (io.op == block_op::discard && !caps_.discard)
 		return -EOPNOTSUPP;

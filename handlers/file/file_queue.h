@@ -18,14 +18,18 @@
 #include <string>
 #include <vector>
 
+#include <atomic>
+
 #include "tcmud/block_backend.h"
 
 namespace tcmud {
 
 class file_queue final : public backend_queue {
 public:
-	file_queue(io_engine &engine, int fd, uint64_t size, backstore_caps caps,
-		   std::string log_prefix);
+	// size: the backstore's served size, which a resize may change while
+	// this queue runs; it must outlive the queue.
+	file_queue(io_engine &engine, int fd, const std::atomic<uint64_t> &size,
+		   backstore_caps caps, std::string log_prefix);
 	~file_queue() override;
 	file_queue(const file_queue &) = delete;
 	file_queue &operator=(const file_queue &) = delete;
@@ -68,7 +72,7 @@ private:
 	io_engine &engine_;
 	int fd_;
 	int fixed_index_ = -1;
-	uint64_t size_;
+	const std::atomic<uint64_t> &size_;
 	backstore_caps caps_;
 	std::string log_prefix_;
 

@@ -12,6 +12,7 @@
 // safe to call from any of them (it is read-mostly: size, capabilities).
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -66,6 +67,16 @@ public:
 	virtual ~backstore() = default;
 	virtual uint64_t size_bytes() const = 0;
 	virtual backstore_caps caps() const = 0;
+	// RECONFIG_DEVICE with a new dev_size, from the control thread while
+	// queues run. Grows the backing store if it must and may, never
+	// destroys data when shrinking (the tail is only no longer served).
+	// 0, or -errno with *reason; on failure the served size is unchanged.
+	virtual int resize(uint64_t new_size, std::string *reason)
+	{
+		(void)new_size;
+		*reason = "this backstore cannot change its size";
+		return -EOPNOTSUPP;
+	}
 	// A per-queue I/O channel submitting through that queue's io_engine.
 	virtual std::unique_ptr<backend_queue> open_queue(io_engine &engine) = 0;
 };

@@ -95,3 +95,59 @@ TEST_CASE("on ext4 discard punches holes that read as zeroes, and zero range is 
 	CHECK(caps.write_zeroes);
 	CHECK(file.size() == (1 << 20)); // the probes kept the size
 }
+
+TEST_CASE("resize with extend=1 grows the file, and queues admit the new range", "[file][resize]")
+{
+	temp_file file(1 << 20);
+	log_capture log;
+	auto store = open_store(file.path() + ";extend=1", 1 << 20);
+	auto engine = make_engine();
+	auto queue = store->open_queue(*engine);
+
+	std::vector<char> buf(4096, 'x');
+	iovec iov{buf.data(), buf.size()};
+	block_io past_old_end = make_rw(block_op::write, (1 << 20) + 8192, {&iov, 1});
+	CHECK(run_io(*engine, *queue, past_old_end) == -EINVAL);
+
+	std::string why;
+	REQUIRE(store->resize(2 << 20, &why) == 0);
+	CHECK(store->size_bytes() == (2 << 20));
+	CHECK(file.size() == (2 << 20));
+	CHECK(log.contains("extended"));
+	block_io again = make_rw(block_op::write, (1 << 20) + 8192, {&iov, 1});
+	CHECK(run_io(*engine, *queue, again) == 4096);
+}
+
+TEST_CASE("resize past a file without extend=1 is refused and nothing changes", "[file][resize]")
+{
+	temp_file file(1 << 20);
+	log_capture log;
+	auto store = open_store(file.path(), 1 << 20);
+	std::string why;
+	CHECK(store->resize(2 << 20, &why) == -EINVAL);
+	CHECK(why.find("smaller than the device size") != std::string::npos);
+	CHECK(why.find("extend=1") != std::string::npos);
+	CHECK(store->size_bytes() == (1 << 20));
+	CHECK(file.size() == (1 << 20));
+}
+
+TEST_CASE("shrinking never truncates the file; queues refuse the cut-off tail", "[file][resize]")
+{
+	temp_file file(2 << 20);
+	log_capture log;
+	auto store = open_store(file.path(), 2 << 20);
+	auto engine = make_engine();
+	auto queue = store->open_queue(*engine);
+	std::string why;
+	REQUIRE(store->resize(1 << 20, &why) == 0);
+	CHECK(store->size_bytes() == (1 << 20));
+	CHECK(file.size() == (2 << 20)); // the data past the new end is still there
+	std::vector<char> buf(4096);
+	iovec iov{buf.data(), buf.size()};
+	block_io tail = make_rw(block_op::read, (1 << 20), {&iov, 1});
+	CHECK(run_io(*engine, *queue, tail) == -EINVAL);
+	// and growing back serves the old tail again, no extend needed
+	REQUIRE(store->resize(2 << 20, &why) == 0);
+	block_io back = make_rw(block_op::read, (1 << 20), {&iov, 1});
+	CHECK(run_io(*engine, *queue, back) == 4096);
+}

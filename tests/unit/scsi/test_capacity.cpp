@@ -67,3 +67,20 @@ TEST_CASE("READ CAPACITY(16) stops at its allocation length", "[capacity]")
 	require_good(r);
 	CHECK(r.read_len == 12);
 }
+
+TEST_CASE("after an online resize READ CAPACITY and the LBA checks use the new size", "[capacity][resize]")
+{
+	lu_fixture f;
+	const uint64_t half = lu_fixture::BLOCKS / 2;
+	f.lu->set_num_blocks(half);
+	auto cap = f.run(read_capacity_16_cdb(), {}, 32);
+	require_good(cap);
+	CHECK(get_be64(cap.data_in, 0) == half - 1);
+
+	auto cut_off = f.run(cdb10(READ_10, half, 1), {}, lu_fixture::BLOCK);
+	require_sense(cut_off, ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE);
+	require_good(f.run(cdb10(READ_10, half - 1, 1), {}, lu_fixture::BLOCK));
+
+	f.lu->set_num_blocks(lu_fixture::BLOCKS);
+	require_good(f.run(cdb10(READ_10, half, 1), {}, lu_fixture::BLOCK));
+}
