@@ -216,20 +216,29 @@ void queue_worker::serve()
 
 // Stop: no new commands are taken, but what is in flight finishes, so no
 // initiator sees an aborted command because the daemon was told to stop.
+// Entries the kernel queued after that stay in the ring, never fetched: the
+// next daemon's take-over completes them with BUSY and the initiator
+// retries them (docs/daemon.md, "Stopping and restarting").
 void queue_worker::drain_in_flight()
 {
 	using clock = std::chrono::steady_clock;
 	auto deadline = clock::now() + std::chrono::milliseconds(drain_timeout_ms_);
 	__kernel_timespec tick{0, 100'000'000};
+	size_t at_stop = busy_;
 	while (busy_ > 0 && clock::now() < deadline) {
 		if (engine_->run_once(1, &tick) < 0)
 			break;
 		resume_woken();
 		flush_completions();
 	}
+	// Counted either way, so the log shows that a stop dropped nothing.
 	if (busy_ > 0)
-		log_warn(params_.log_prefix, "queue %u: stopped with %zu commands in flight",
-			 params_.queue_index, busy_);
+		log_warn(params_.log_prefix, "queue %u: drain gave up: %zu of %zu commands in "
+			 "flight finished, %zu left unanswered", params_.queue_index,
+			 at_stop - busy_, at_stop, busy_);
+	else
+		log_info(params_.log_prefix, "queue %u: drained: %zu commands in flight finished, "
+			 "none left unanswered", params_.queue_index, at_stop);
 }
 
 // Any thread: makes the worker's loop look at its wake list and at stop.

@@ -10,10 +10,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fcntl.h>
+#include <thread>
 #include <vector>
 
 #include "core/handler_registry.h"
@@ -192,4 +194,170 @@ TEST_CASE("queue worker: an entry whose iovec points outside the data area fails
 	REQUIRE(bad.sense[12] == 0x44);         // internal target failure
 	REQUIRE(h.model.completions()[1].scsi_status == 0);
 	REQUIRE(h.worker->stats().malformed.load() == 1);
+}
+
+namespace {
+
+// A backstore whose reads and writes stay in flight until the test lets them
+// go: each becomes a 1-byte io_uring read from a pipe on the worker's own
+// io_uring, so it completes, on the worker's thread, once the test writes a
+// byte. That makes "a command in flight when stop() is called" certain.
+class held_store final : public backstore {
+public:
+	held_store() { REQUIRE(pipe2(fds_, O_CLOEXEC) == 0); }
+	~held_store() override
+	{
+		close(fds_[0]);
+		close(fds_[1]);
+	}
+	uint64_t size_bytes() const override { return blocks * block; }
+	backstore_caps caps() const override { return {}; }
+	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override
+	{
+		return std::make_unique<queue>(*this, engine);
+	}
+	// Lets n held requests complete (successfully).
+	void release(size_t n)
+	{
+		std::vector<char> bytes(n, 'x');
+		REQUIRE(write(fds_[1], bytes.data(), n) == ssize_t(n));
+	}
+	std::atomic<size_t> submitted{0};
+
+private:
+	struct held final : io_completion {
+		block_io *io = nullptr;
+		char byte = 0;
+		void io_done(int64_t result) override
+		{
+			io->done->io_done(result < 0 ? result : int64_t(io->length));
+		}
+	};
+	class queue final : public backend_queue {
+	public:
+		queue(held_store &store, io_engine &engine) : store_(store), engine_(engine) {}
+		void submit(block_io &io) override
+		{
+			// Owned by the store, which outlives the worker: the engine
+			// may still hold these reads when the worker ends.
+			store_.held_.push_back(std::make_unique<held>());
+			held &h = *store_.held_.back();
+			h.io = &io;
+			io_uring_sqe *sqe = engine_.get_sqe(&h);
+			if (!sqe) {
+				io.done->io_done(-EAGAIN);
+				return;
+			}
+			io_uring_prep_read(sqe, store_.fds_[0], &h.byte, 1, uint64_t(-1));
+			store_.submitted.fetch_add(1);
+		}
+
+	private:
+		held_store &store_;
+		io_engine &engine_;
+	};
+
+	int fds_[2] = {-1, -1};
+	std::vector<std::unique_ptr<held>> held_; // the worker's thread only
+};
+
+struct held_harness {
+	kernel_ring_model model;
+	int sv[2] = {-1, -1};
+	held_store store;
+	std::unique_ptr<scsi::logical_unit> lu;
+	std::unique_ptr<queue_worker> worker;
+
+	held_harness()
+	{
+		REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+		REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
+		scsi::logical_unit_config lc;
+		lc.block_size = block;
+		lc.num_blocks = blocks;
+		std::string why;
+		lu = scsi::logical_unit::create(std::move(lc), &why);
+		REQUIRE(lu);
+		queue_params qp;
+		qp.map = model.mapping();
+		qp.uio_fd = sv[0];
+		qp.log_prefix = "held/test:";
+		qp.lu = lu.get();
+		qp.store = &store;
+		qp.ring.max_in_flight = 32;
+		worker = std::make_unique<queue_worker>(qp);
+		REQUIRE(worker->start() == 0);
+	}
+	~held_harness()
+	{
+		worker.reset();
+		close(sv[0]);
+		close(sv[1]);
+	}
+	void interrupt()
+	{
+		uint32_t one = 1;
+		REQUIRE(write(sv[1], &one, sizeof(one)) == sizeof(one));
+	}
+	void wait_submitted(size_t n)
+	{
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (store.submitted.load() < n) {
+			REQUIRE(std::chrono::steady_clock::now() < deadline);
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		}
+	}
+};
+
+} // namespace
+
+TEST_CASE("queue worker: stop() returns only after the commands in flight are answered; "
+	  "entries queued after the stop stay in the ring for the next daemon")
+{
+	set_log_level(log_level::error);
+	held_harness h;
+	for (uint32_t i = 0; i < 4; ++i)
+		REQUIRE(h.model.queue_command(cdb10(0x28, i, 1), {}, block));
+	h.interrupt();
+	h.wait_submitted(4);
+	// Let the worker's drain loop end and wait on its four reads.
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	// Queued with no interrupt: the stop must not fetch them.
+	REQUIRE(h.model.queue_command(cdb10(0x28, 8, 1), {}, block));
+	REQUIRE(h.model.queue_command(cdb10(0x28, 9, 1), {}, block));
+
+	std::atomic<bool> stopped{false};
+	std::thread stopper([&] {
+		h.worker->stop(10000);
+		stopped = true;
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	CHECK_FALSE(stopped.load()); // still draining: four commands in flight
+	h.store.release(4);
+	stopper.join();
+
+	REQUIRE(h.model.handle_completions() == 4);
+	for (const auto &c : h.model.completions())
+		REQUIRE(c.scsi_status == 0);
+	REQUIRE(h.model.in_flight() == 2);
+	REQUIRE(h.store.submitted.load() == 4);
+	REQUIRE(h.worker->stats().commands.load() == 4);
+	REQUIRE_FALSE(h.model.broken());
+}
+
+TEST_CASE("queue worker: stop() gives up on a command that outlives its drain timeout")
+{
+	set_log_level(log_level::error);
+	held_harness h;
+	REQUIRE(h.model.queue_command(cdb10(0x28, 0, 1), {}, block));
+	h.interrupt();
+	h.wait_submitted(1);
+	auto t0 = std::chrono::steady_clock::now();
+	h.worker->stop(200);
+	auto waited = std::chrono::steady_clock::now() - t0;
+	CHECK(waited >= std::chrono::milliseconds(200));
+	CHECK(waited < std::chrono::seconds(5));
+	// Unanswered: the next daemon's ring reset answers it BUSY.
+	REQUIRE(h.model.handle_completions() == 0);
+	REQUIRE(h.model.in_flight() == 1);
 }
