@@ -17,8 +17,8 @@ packages=(
 	dmsetup
 	# benchmark backing store: XFS does async buffered reads and writes for io_uring
 	xfsprogs
-	# benchmark counts (callgrind)
-	valgrind
+	# benchmark counts (callgrind) and its plot (scripts/bench-report.py)
+	valgrind gnuplot-nox
 )
 
 missing=()

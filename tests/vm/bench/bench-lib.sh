@@ -1,41 +1,90 @@
-# Guest-side helpers for the benchmark scenario (tests/vm/scenarios/bench-stock.sh),
+# Guest-side helpers for the benchmark scenario (tests/vm/scenarios/bench-mq.sh),
 # sourced after tests/vm/guest/lib.sh. A benchmark, not a test: it fails only
 # when a run cannot be measured at all, never on a figure.
 #
+# Parameters (environment, written to $TCMUD_BUILD/bench.env by scripts/bench.sh):
+#   BENCH_RUNTIME      seconds each fio run measures (default 5)
+#   BENCH_RAMP         seconds of ramp before that (default 1)
+#   BENCH_JOBS         fio numjobs values, each a run (default "1 2 4")
+#   BENCH_WORKLOADS    workloads, see bench_workload_args (default all three)
+#   BENCH_IODEPTH      queue depth of each fio job (default 16)
+#   BENCH_QUEUES       nr_queues values for tcmud on the patched modules
+#   BENCH_CALLGRIND_IOS, BENCH_CALLGRIND_JOBS   the callgrind pass
+#
 # Every run leaves in $BENCH_OUT:
-#   <target>-<job>.json   fio's own JSON
-#   counters.tsv          target job commands ctxt_voluntary ctxt_nonvoluntary cpu_ticks
-#                         (the daemon's counts over the whole fio run; "-" for fileio)
-#   callgrind.tsv         target commands instructions (from callgrind dumps)
+#   <label>-<workload>-j<jobs>.json   fio's own JSON
+#   counters.tsv   label workload jobs commands ctxt_voluntary ctxt_nonvoluntary cpu_ticks
+#                  (the daemon's counts over the whole fio run; "-" for fileio)
+#   callgrind.tsv  label commands instructions (from callgrind dumps)
+#   queues.tsv     label queue commands doorbells (tcmud's per-queue totals)
 # Commands are the SCSI commands the disk completed (/sys/block/sdX/stat),
 # counted over the same window as the daemon's counters, ramp time included;
 # a 128k read on a TCMU LUN (max_sectors_kb 64) is two commands.
 
+# The scenario and callgrind.sh (its own process) both read the run's file.
+# shellcheck source=/dev/null
+[ -f "${TCMUD_BUILD:-}/bench.env" ] && . "$TCMUD_BUILD/bench.env"
 BENCH_OUT=${TCMUD_VM_OUT:-/tmp}/bench
-BENCH_RUNTIME=${BENCH_RUNTIME:-8}
-BENCH_CALLGRIND_IOS=${BENCH_CALLGRIND_IOS:-300}
+BENCH_RUNTIME=${BENCH_RUNTIME:-5}
+BENCH_RAMP=${BENCH_RAMP:-1}
+BENCH_JOBS=${BENCH_JOBS:-1 2 4}
+BENCH_WORKLOADS=${BENCH_WORKLOADS:-randread-4k randwrite-4k randread-128k}
+BENCH_IODEPTH=${BENCH_IODEPTH:-16}
+BENCH_QUEUES=${BENCH_QUEUES:-1 2 4}
+BENCH_CALLGRIND_IOS=${BENCH_CALLGRIND_IOS:-200}
+BENCH_CALLGRIND_JOBS=${BENCH_CALLGRIND_JOBS:-2}
 mkdir -p "$BENCH_OUT"
 
-# The three fio jobs, by name: extra fio arguments for each.
-BENCH_JOBS=(randread-4k randread-128k randwrite-4k)
-bench_job_args() {
+# Workload name -> fio arguments.
+bench_workload_args() {
 	case $1 in
-	randread-4k) echo "--rw=randread --bs=4k --iodepth=16 --numjobs=2" ;;
-	randread-128k) echo "--rw=randread --bs=128k --iodepth=16 --numjobs=2" ;;
-	randwrite-4k) echo "--rw=randwrite --bs=4k --iodepth=16 --numjobs=1" ;;
-	*) fail "unknown bench job $1" ;;
+	randread-4k) echo "--rw=randread --bs=4k" ;;
+	randwrite-4k) echo "--rw=randwrite --bs=4k" ;;
+	randread-128k) echo "--rw=randread --bs=128k" ;;
+	*) fail "unknown bench workload $1" ;;
 	esac
 }
 
-# PID -> "voluntary nonvoluntary", summed over the process's live threads.
-daemon_ctxt_switches() {
-	cat /proc/"$1"/task/*/status |
-		awk '/^voluntary_ctxt/ {v += $2} /^nonvoluntary_ctxt/ {n += $2} END {print v + 0, n + 0}'
+# ctxt_sampler PID OUT READY STOP: context switches of all PID's threads from
+# now until STOP exists, written to OUT as "voluntary nonvoluntary". A
+# thread's counts vanish from /proc when it exits, and io_uring's io-wq
+# workers come and go (they exit after 5 s idle), so a before/after sum over
+# the live threads undercounts, even goes negative. This samples every
+# thread once a second and sums, per thread id, the last value seen minus
+# the first (0 for a thread born after the start); a worker idle for 5 s
+# before it exits loses nothing. Builtins only between the sleeps, so the
+# sampler itself costs the guest little. READY appears after the first pass.
+ctxt_sampler() {
+	local pid=$1 out=$2 ready=$3 stop=$4 st tid key val v n last=0 tv=0 tn=0
+	local -A v0 n0 v1 n1
+	while :; do
+		[ -e "$stop" ] && last=1
+		for st in /proc/"$pid"/task/*/status; do
+			tid=${st%/status} v="" n=""
+			tid=${tid##*/}
+			{ while read -r key val; do
+				case $key in
+				voluntary_ctxt_switches:) v=$val ;;
+				nonvoluntary_ctxt_switches:) n=$val ;;
+				esac
+			done < "$st"; } 2>/dev/null || continue
+			[[ -n $v && -n $n ]] || continue
+			[ -e "$ready" ] || { v0[$tid]=$v; n0[$tid]=$n; }
+			v1[$tid]=$v n1[$tid]=$n
+		done
+		[ -e "$ready" ] || : > "$ready"
+		[ $last = 1 ] && break
+		sleep 1
+	done
+	for tid in "${!v1[@]}"; do
+		tv=$((tv + v1[$tid] - ${v0[$tid]:-0})) tn=$((tn + n1[$tid] - ${n0[$tid]:-0}))
+	done
+	echo "$tv $tn" > "$out"
 }
 
-# PID -> utime + stime in clock ticks, all threads (fields 14 and 15 of
-# /proc/PID/stat; the command name in field 2 may hold spaces, so count
-# from the closing parenthesis).
+# PID -> utime + stime in clock ticks, all threads, exited ones included
+# (fields 14 and 15 of /proc/PID/stat; the command name in field 2 may hold
+# spaces, so count from the closing parenthesis).
 daemon_cpu_ticks() {
 	sed 's/.*) //' /proc/"$1"/stat | awk '{print $12 + $13}'
 }
@@ -51,32 +100,59 @@ bench_prepare_disk() {
 	log "$1: max_sectors_kb $(cat "/sys/block/$(basename "$1")/queue/max_sectors_kb")"
 }
 
-# bench_run TARGET DEV [DAEMON_PID]: the three jobs on DEV, fio JSON and
+# bench_fio LABEL WORKLOAD JOBS DEV [DAEMON_PID]: one fio run, its JSON and
 # the daemon's counters into $BENCH_OUT.
+bench_fio() {
+	local label=$1 workload=$2 jobs=$3 dev=$4 pid=${5:-} c0 c1 v=0 n=0 t0=0 t1=0 args
+	local tmp=/tmp/bench-ctxt sampler
+	read -ra args < <(bench_workload_args "$workload")
+	if [ -n "$pid" ]; then
+		rm -f $tmp.*
+		ctxt_sampler "$pid" $tmp.out $tmp.ready $tmp.stop &
+		sampler=$!
+		while [ ! -e $tmp.ready ]; do sleep 0.1; done
+		t0=$(daemon_cpu_ticks "$pid")
+	fi
+	c0=$(disk_commands "$dev")
+	fio --name="$workload" --filename="$dev" --direct=1 --ioengine=libaio \
+		--time_based --runtime="$BENCH_RUNTIME" --ramp_time="$BENCH_RAMP" \
+		--iodepth="$BENCH_IODEPTH" --numjobs="$jobs" \
+		--group_reporting --output-format=json "${args[@]}" \
+		> "$BENCH_OUT/$label-$workload-j$jobs.json" || fail "$label $workload j$jobs: fio"
+	c1=$(disk_commands "$dev")
+	if [ -n "$pid" ]; then
+		t1=$(daemon_cpu_ticks "$pid")
+		: > $tmp.stop
+		wait "$sampler" || fail "$label: context switch sampler"
+		read -r v n < $tmp.out
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
+			"$v" "$n" $((t1 - t0)) >> "$BENCH_OUT/counters.tsv"
+	else
+		printf '%s\t%s\t%s\t%s\t-\t-\t-\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
+			>> "$BENCH_OUT/counters.tsv"
+	fi
+	log "$label $workload j$jobs: $((c1 - c0)) commands, ctxt $v+$n, cpu $((t1 - t0)) ticks"
+}
+
+# bench_run LABEL DEV [DAEMON_PID]: every workload x every jobs value on DEV.
 bench_run() {
-	local target=$1 dev=$2 pid=${3:-} job c0 c1 v0=0 n0=0 t0=0 v1=0 n1=0 t1=0 args
-	for job in "${BENCH_JOBS[@]}"; do
-		read -ra args < <(bench_job_args "$job")
-		c0=$(disk_commands "$dev")
-		if [ -n "$pid" ]; then
-			read -r v0 n0 < <(daemon_ctxt_switches "$pid"); t0=$(daemon_cpu_ticks "$pid")
-		fi
-		fio --name="$job" --filename="$dev" --direct=1 --ioengine=libaio \
-			--time_based --runtime="$BENCH_RUNTIME" --ramp_time=2 \
-			--group_reporting --output-format=json "${args[@]}" \
-			> "$BENCH_OUT/$target-$job.json" || fail "$target $job: fio"
-		if [ -n "$pid" ]; then
-			read -r v1 n1 < <(daemon_ctxt_switches "$pid"); t1=$(daemon_cpu_ticks "$pid")
-		fi
-		c1=$(disk_commands "$dev")
-		if [ -n "$pid" ]; then
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$job" $((c1 - c0)) \
-				$((v1 - v0)) $((n1 - n0)) $((t1 - t0)) >> "$BENCH_OUT/counters.tsv"
-		else
-			printf '%s\t%s\t%s\t-\t-\t-\n' "$target" "$job" $((c1 - c0)) >> "$BENCH_OUT/counters.tsv"
-		fi
-		log "$target $job: $((c1 - c0)) commands, ctxt $((v1 - v0))+$((n1 - n0)), cpu $((t1 - t0)) ticks"
+	local workload jobs
+	for workload in $BENCH_WORKLOADS; do
+		for jobs in $BENCH_JOBS; do
+			bench_fio "$1" "$workload" "$jobs" "$2" "${3:-}"
+		done
 	done
+}
+
+# bench_queue_totals LABEL DEVICE LOG: tcmud's per-queue "stopped after N
+# commands ... and M doorbells" lines for DEVICE (logged when it is removed)
+# into queues.tsv. They cover all runs on that device, not one run.
+bench_queue_totals() {
+	{ grep "$2: queue [0-9]*: stopped after" "$3" || true; } |
+		sed 's/.*queue \([0-9]*\): stopped after \([0-9]*\) commands.* and \([0-9]*\) doorbells.*/\1 \2 \3/' |
+		while read -r q cmds bells; do
+			printf '%s\t%s\t%s\t%s\n' "$1" "$q" "$cmds" "$bells" >> "$BENCH_OUT/queues.tsv"
+		done
 }
 
 # bench_stop_daemon PID: targets first (a TCMU device whose daemon died
@@ -104,37 +180,38 @@ wait_uio_open() {
 	fail "daemon $1 did not open the uio device within $2 s"
 }
 
-# start_under_callgrind TARGET CMD... -> sets CALLGRIND_PID; the daemon's
-# own output and valgrind's go to $BENCH_OUT/valgrind-TARGET.log.
+# start_under_callgrind LABEL CMD... -> sets CALLGRIND_PID; the daemon's
+# own output and valgrind's go to $BENCH_OUT/valgrind-LABEL.log.
 start_under_callgrind() {
-	local target=$1
+	local label=$1
 	shift
 	valgrind --tool=callgrind --instr-atstart=no \
-		--callgrind-out-file="$BENCH_OUT/callgrind.$target.%p" "$@" \
-		>> "$BENCH_OUT/valgrind-$target.log" 2>&1 &
+		--callgrind-out-file="$BENCH_OUT/callgrind.$label.%p" "$@" \
+		>> "$BENCH_OUT/valgrind-$label.log" 2>&1 &
 	CALLGRIND_PID=$!
 	stop_on_exit "$CALLGRIND_PID"
 }
 
-# callgrind_run TARGET PID DEV: instructions the daemon (all threads) ran for
-# BENCH_CALLGRIND_IOS 4k random reads, queue depth 16, one job. The daemon
-# runs under start_under_callgrind; instrumentation goes on before the
-# device is created, counters are zeroed just before fio and dumped just
-# after it (dump file <out>.PID.1), so start-up and set-up are not counted.
+# callgrind_run LABEL PID DEV: instructions the daemon (all threads) ran for
+# BENCH_CALLGRIND_IOS 4k random reads per job, BENCH_CALLGRIND_JOBS jobs,
+# queue depth 16. The daemon runs under start_under_callgrind;
+# instrumentation goes on before the device is created, counters are zeroed
+# just before fio and dumped just after it (dump file <out>.PID.1), so
+# start-up and set-up are not counted.
 callgrind_run() {
-	local target=$1 pid=$2 dev=$3 c0 c1 dump ir
-	dump=$BENCH_OUT/callgrind.$target.$pid.1
-	callgrind_control -z "$pid" >/dev/null || fail "$target: callgrind_control -z"
+	local label=$1 pid=$2 dev=$3 c0 c1 dump ir
+	dump=$BENCH_OUT/callgrind.$label.$pid.1
+	callgrind_control -z "$pid" >/dev/null || fail "$label: callgrind_control -z"
 	c0=$(disk_commands "$dev")
 	fio --name=callgrind --filename="$dev" --direct=1 --ioengine=libaio \
-		--rw=randread --bs=4k --iodepth=16 --numjobs=1 \
-		--number_ios="$BENCH_CALLGRIND_IOS" --output-format=json \
-		> "$BENCH_OUT/$target-callgrind.json" || fail "$target callgrind: fio"
+		--rw=randread --bs=4k --iodepth=16 --numjobs="$BENCH_CALLGRIND_JOBS" \
+		--number_ios="$BENCH_CALLGRIND_IOS" --group_reporting --output-format=json \
+		> "$BENCH_OUT/$label-callgrind.json" || fail "$label callgrind: fio"
 	c1=$(disk_commands "$dev")
-	callgrind_control -d "$pid" >/dev/null || fail "$target: callgrind_control -d"
+	callgrind_control -d "$pid" >/dev/null || fail "$label: callgrind_control -d"
 	for _ in $(seq 150); do grep -q '^totals:' "$dump" 2>/dev/null && break; sleep 0.2; done
 	ir=$(awk '/^totals:/ {print $2}' "$dump" 2>/dev/null)
-	[ -n "$ir" ] || fail "$target: no callgrind totals in $dump"
-	printf '%s\t%s\t%s\n' "$target" $((c1 - c0)) "$ir" >> "$BENCH_OUT/callgrind.tsv"
-	log "$target callgrind: $((c1 - c0)) commands, $ir instructions"
+	[ -n "$ir" ] || fail "$label: no callgrind totals in $dump"
+	printf '%s\t%s\t%s\n' "$label" $((c1 - c0)) "$ir" >> "$BENCH_OUT/callgrind.tsv"
+	log "$label callgrind: $((c1 - c0)) commands, $ir instructions"
 }

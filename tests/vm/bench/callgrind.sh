@@ -1,9 +1,11 @@
-# Instructions per command for each daemon, from valgrind's callgrind:
-# tcmud, then tcmu-runner, each started under callgrind serving IMG through
-# tcm_loop for a fixed number of 4k random reads (callgrind_run in
-# bench-lib.sh). Run by bench-stock.sh in the same boot, after the timed
-# runs; the two daemons never run together.
-#   bash callgrind.sh IMG SIZE_BYTES
+# Instructions per command for each daemon, from valgrind's callgrind: each
+# LABEL in turn is started under callgrind serving IMG through tcm_loop for
+# a fixed number of 4k random reads (callgrind_run in bench-lib.sh). Run by
+# bench-mq.sh in the same boot, after the timed runs of the same modules;
+# no two daemons run together.
+#   bash callgrind.sh IMG SIZE_BYTES LABEL...
+# LABEL: tcmu-runner, tcmud, or tcmud-<N>q (tcmud on a device with
+# nr_queues=N: the patched modules only).
 #
 # The backstore is created before the daemon starts and with
 # nl_reply_supported=-1. Once a daemon has told the kernel it answers netlink
@@ -12,7 +14,7 @@
 # yet"); a daemon slowed ~1000x by valgrind under TCG is exactly that case,
 # and two tries hung the guest in that write. With -1 the kernel does not
 # wait for this device; the daemon takes it over when it starts.
-# NOT YET VERIFIED in a VM run (see docs/benchmarks.md).
+# Verified: the 2026-11-30 runs in bench-results/ got their counts this way.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
 img=$1 size=$2
@@ -37,16 +39,19 @@ instrument_when_up() {
 	fail "valgrind $1 did not answer callgrind_control within $2 s"
 }
 
-# measure_under_callgrind TARGET SUBTYPE CFGSTRING CMD...
+# measure_under_callgrind TARGET NR_QUEUES SUBTYPE CFGSTRING CMD...
+# (an empty NR_QUEUES leaves the attribute alone: the stock module has none)
 measure_under_callgrind() {
-	local target=$1 subtype=$2 cfg=$3 bs dev pid
-	shift 3
+	local target=$1 nq=$2 subtype=$3 cfg=$4 bs dev pid
+	shift 4
 	bs=$TARGET/core/user_0/cg-$target
 	mkdir -p "$bs"
 	echo "dev_config=$subtype/$cfg" > "$bs/control"
 	echo "dev_size=$size" > "$bs/control"
 	echo "nl_reply_supported=-1" > "$bs/control"
 	echo "cg-$target-serial" > "$bs/wwn/vpd_unit_serial"
+	echo 1 > "$bs/attrib/emulate_write_cache"
+	[ -z "$nq" ] || echo "$nq" > "$bs/attrib/nr_queues"
 	echo 1 > "$bs/enable"
 	start_under_callgrind "$target" "$@"
 	pid=$CALLGRIND_PID
@@ -59,5 +64,14 @@ measure_under_callgrind() {
 	bench_stop_daemon "$pid"
 }
 
-measure_under_callgrind tcmud file "$img" "$TCMUD_BUILD/daemon/core/tcmud" --log-level info
-measure_under_callgrind tcmu-runner qcow "$img" tcmu-runner -l /var/log/tcmu
+shift 2
+for label in "$@"; do
+	case $label in
+	tcmu-runner) measure_under_callgrind "$label" "" qcow "$img" tcmu-runner -l /var/log/tcmu ;;
+	tcmud) measure_under_callgrind "$label" "" file "$img" "$TCMUD_BUILD/daemon/core/tcmud" --log-level info ;;
+	tcmud-*q) nq=${label#tcmud-}
+		measure_under_callgrind "$label" "${nq%q}" file "$img" \
+			"$TCMUD_BUILD/daemon/core/tcmud" --log-level info ;;
+	*) fail "callgrind: unknown label $label" ;;
+	esac
+done

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Tabulates one run of tests/vm/scenarios/bench-mq.sh (called by scripts/bench.sh).
+
+Reads the guest's bench/ directory (fio JSON per run, counters.tsv,
+callgrind.tsv, queues.tsv, meta.env) and writes STEM.json (one object per
+row plus the run's metadata), STEM.md (tables) and STEM.png (gnuplot).
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import tempfile
+
+# Row labels in the order the guest runs them, with what each one is.
+KNOWN = {"fileio": ("fileio", "stock", None), "tcmu-runner": ("tcmu-runner", "stock", None),
+         "tcmud": ("tcmud", "stock", None)}
+
+
+def describe(label):
+    """label -> (target, modules, nr_queues)"""
+    if label in KNOWN:
+        return KNOWN[label]
+    return ("tcmud", "patched", int(label[len("tcmud-"):-1]))
+
+
+def fio_result(path):
+    text = open(path).read()
+    job = json.loads(text[text.index("{"):])["jobs"][0]
+    side = job["write"] if job["write"]["total_ios"] else job["read"]
+    return dict(iops=round(side["iops"]), bw_bytes=side["bw_bytes"],
+                mb_s=round(side["bw_bytes"] / 1e6, 1), mib_s=round(side["bw_bytes"] / 2**20, 1),
+                fio_ios=side["total_ios"], lat_mean_us=round(side["lat_ns"]["mean"] / 1000, 1))
+
+
+def read_rows(bench, clk_tck, iodepth):
+    rows = []
+    for line in open(os.path.join(bench, "counters.tsv")):
+        label, workload, jobs, cmds, vol, invol, ticks = line.split()
+        target, modules, nq = describe(label)
+        row = dict(label=label, target=target, modules=modules, nr_queues=nq, workload=workload,
+                   jobs=int(jobs), iodepth=iodepth)
+        row.update(fio_result(os.path.join(bench, f"{label}-{workload}-j{jobs}.json")))
+        cmds = int(cmds)
+        row["commands"] = cmds
+        if vol != "-" and cmds:
+            row.update(ctxt_voluntary=int(vol), ctxt_nonvoluntary=int(invol), cpu_ticks=int(ticks),
+                       ctxt_per_cmd=round((int(vol) + int(invol)) / cmds, 3),
+                       cpu_us_per_cmd=round(int(ticks) * 1e6 / clk_tck / cmds, 1))
+        rows.append(row)
+    return rows
+
+
+def read_tsv(path):
+    return [line.split() for line in open(path)] if os.path.exists(path) else []
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "–"
+    return f"{v:,}" if isinstance(v, int) else f"{v:,.{digits}f}"
+
+
+def markdown(doc, labels, workloads, jobs_set):
+    rows, meta = doc["results"], doc["meta"]
+    by = {(r["label"], r["workload"], r["jobs"]): r for r in rows}
+    out = [f"# Multi-queue benchmark {doc['date']}", "",
+           f"`{doc['command']}` — tcmud {doc['tcmud_commit']} ({doc['tcmud_buildtype']}), bench scripts "
+           f"{doc['bench_scripts_commit']}, guest kernel "
+           f"{meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG, {meta.get('fio')}, "
+           f"tcmu-runner {meta.get('tcmu_runner')}; {meta.get('runtime_s')} s per run after "
+           f"{meta.get('ramp_s')} s ramp, iodepth {meta.get('iodepth')} per fio job.", "",
+           doc["setup"] + ".", "", "Commands: " + doc["commands_note"] + ".", "",
+           f"Host load (2-core machine shared with other VM jobs): start `{doc['host_load_start']}`; "
+           f"end `{doc['host_load_end']}`; the boot took {doc['wall_s']} s wall.", "",
+           f"Plot: `{os.path.basename(doc['png'])}`.", "",
+           "## IOPS", ""]
+    head = ["workload", "jobs"] + labels
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for w in workloads:
+        for j in jobs_set:
+            out.append("| " + " | ".join([w, str(j)] + [fmt(by.get((l, w, j), {}).get("iops"))
+                                                        for l in labels]) + " |")
+    out += ["", "## Every row", "",
+            "| workload | jobs | target | modules | queues | IOPS | MB/s | lat µs | commands | ctxsw/cmd | CPU-µs/cmd |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for w in workloads:
+        for j in jobs_set:
+            for l in labels:
+                r = by.get((l, w, j))
+                if not r:
+                    continue
+                out.append("| " + " | ".join([
+                    w, str(j), r["target"], r["modules"], fmt(r["nr_queues"]), fmt(r["iops"]),
+                    fmt(r["mb_s"]), fmt(r["lat_mean_us"]), fmt(r["commands"]),
+                    fmt(r.get("ctxt_per_cmd"), 2), fmt(r.get("cpu_us_per_cmd"))]) + " |")
+    cg = doc["callgrind"]
+    out += ["", f"## Instructions per command (callgrind, user space, all threads; 4k randread qd16, "
+            f"{meta.get('callgrind_jobs')} jobs x {meta.get('callgrind_ios')} reads)", ""]
+    if cg:
+        out += ["| daemon | commands | instructions | instructions/cmd |", "|---|---|---|---|"]
+        out += [f"| {c['label']} | {c['commands']:,} | {c['instructions']:,} | {fmt(c['instr_per_cmd'])} |"
+                for c in cg]
+    else:
+        out.append("Not measured in this run.")
+    if doc["queues"]:
+        out += ["", "## tcmud's per-queue totals (all runs on that device)", "",
+                "| device | queue | commands | doorbells | commands/doorbell |", "|---|---|---|---|---|"]
+        out += [f"| {q['label']} | {q['queue']} | {q['commands']:,} | {q['doorbells']:,} | "
+                f"{fmt(round(q['commands'] / q['doorbells'], 2) if q['doorbells'] else None, 2)} |"
+                for q in doc["queues"]]
+    return "\n".join(out) + "\n"
+
+
+def plot(doc, labels, workloads, jobs_set, png):
+    """2 x len(workloads) panels: IOPS and daemon CPU-µs/cmd against fio jobs."""
+    by = {(r["label"], r["workload"], r["jobs"]): r for r in doc["results"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = os.path.join(tmp, "bench.dat")
+        with open(dat, "w") as f:
+            for w in workloads:
+                f.write(f"# {w}\n")
+                for j in jobs_set:
+                    vals = [by.get((l, w, j), {}).get(k) for k in ("iops", "cpu_us_per_cmd") for l in labels]
+                    f.write(" ".join([str(j)] + ["?" if v is None else str(v) for v in vals]) + "\n")
+                f.write("\n\n")
+        n = len(labels)
+        gp = [f'set terminal pngcairo size {520 * len(workloads)},900 font "sans,10"',
+              f'set output "{png}"', 'set datafile missing "?"', "set key top left font ',8'",
+              f"set multiplot layout 2,{len(workloads)} title \"{doc['title']}\"",
+              f"set xtics ({', '.join(str(j) for j in jobs_set)})", "set xlabel 'fio jobs'",
+              "set grid", "set yrange [0:*]", "set offsets 0.3, 0.3, 0, 0"]
+        for metric, ylabel, first in (("IOPS", "IOPS", 2), ("CPU", "daemon CPU-µs per command", 2 + n)):
+            for i, w in enumerate(workloads):
+                gp += [f"set title '{w}: {ylabel}'", f"set ylabel '{ylabel}'"]
+                series = [f"'{dat}' index {i} using 1:{first + k} with linespoints lt {k + 1} lw 2 title '{l}'"
+                          for k, l in enumerate(labels) if not (metric == "CPU" and l == "fileio")]
+                gp.append("plot " + ", ".join(series))
+        gp.append("unset multiplot")
+        subprocess.run(["gnuplot"], input="\n".join(gp), text=True, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("bench", "stem", "commit", "bench-commit", "buildtype", "command", "smp", "host-load-start",
+              "host-load-end", "wall-s"):
+        ap.add_argument("--" + a, required=True)
+    args = ap.parse_args()
+    meta = dict(line.strip().split("=", 1) for line in open(os.path.join(args.bench, "meta.env"))
+                if "=" in line)
+    rows = read_rows(args.bench, int(meta.get("clk_tck", 100)), int(meta.get("iodepth", 16)))
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    jobs_set = sorted({r["jobs"] for r in rows})
+    callgrind = [dict(label=l, commands=int(c), instructions=int(i),
+                      instr_per_cmd=round(int(i) / int(c)) if int(c) else None)
+                 for l, c, i in read_tsv(os.path.join(args.bench, "callgrind.tsv"))]
+    queues = [dict(label=l, queue=int(q), commands=int(c), doorbells=int(b))
+              for l, q, c, b in read_tsv(os.path.join(args.bench, "queues.tsv"))]
+    date = datetime.datetime.now().isoformat(timespec="seconds")
+    doc = dict(date=date, command=args.command, tcmud_commit=args.commit,
+               bench_scripts_commit=args.bench_commit,
+               tcmud_buildtype=args.buildtype, smp=int(args.smp), meta=meta,
+               host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
+               wall_s=int(args.wall_s), png=args.stem + ".png",
+               title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG, "
+                     f"{meta.get('runtime_s')} s/run, iodepth {meta.get('iodepth')}/job, {date}",
+               setup="256 MiB file on XFS (a loop device in the guest; write-back cache on every "
+                     "target), prefilled (1 MiB of random bytes repeated), exported through tcm_loop "
+                     "with the none scheduler; fio libaio direct=1 time_based; fileio = LIO "
+                     "target_core_file; tcmu-runner = Debian's qcow handler on the raw image; "
+                     "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N",
+               commands_note="SCSI commands completed by the disk (/sys/block/sdX/stat) over the "
+                             "whole fio run incl. ramp; 128k reads are 2 commands on TCMU LUNs "
+                             "(max_sectors_kb 64), 1 on fileio; ctxsw = voluntary + involuntary "
+                             "switches of all the daemon's threads; CPU = utime + stime of the daemon",
+               results=rows, callgrind=callgrind, queues=queues)
+    plot(doc, labels, workloads, jobs_set, doc["png"])
+    with open(args.stem + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    md = markdown(doc, labels, workloads, jobs_set)
+    with open(args.stem + ".md", "w") as f:
+        f.write(md)
+    print(md)
+    print(f"JSON: {args.stem}.json\nMarkdown: {args.stem}.md\nPlot: {doc['png']}")
+
+
+if __name__ == "__main__":
+    main()
