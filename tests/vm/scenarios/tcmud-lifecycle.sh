@@ -1,8 +1,9 @@
 # Device lifecycle with tcmud on the stock kernel:
-# 1. tcmud killed with SIGKILL under a write+verify job and started again:
-#    it takes the device over (block_dev, reset_ring, unblock); commands the
-#    dead daemon left unanswered complete with BUSY and are retried, so fio
-#    sees no error and every block verifies.
+# 1. tcmud killed with SIGKILL ten times, at random points, under write+verify
+#    passes that run until the last restart: each restart takes the device
+#    over (block_dev, reset_ring, unblock; its own "taken over" line);
+#    commands the dead daemon left unanswered complete with BUSY and are
+#    retried, so fio sees no error and every block verifies.
 # 2. Removing a disk under I/O: the LUN and backstore go away while fio runs;
 #    fio fails (its disk is gone), tcmud releases the device and lives on.
 # 3. Twelve devices created at once, in parallel: every one is served.
@@ -16,11 +17,12 @@ bs=$(create_user_backstore life0 file /tmp/life.img $((128 << 20)))
 echo 60 > "$bs/attrib/cmd_time_out"
 dev=$(export_via_loop "$bs")
 
-log "1: SIGKILL under write+verify"
-fio_write_verify "$dev" 48M & fio_pid=$!
-kill_and_restart_tcmud 3 life0
-wait $fio_pid || fail "fio saw an error across 3 daemon kills"
-log "fio write+verify survived 3 SIGKILLs"
+log "1: SIGKILL x10 under write+verify"
+fio_verify_loop "$dev" 24M /tmp/life.stop & fio_pid=$!
+kill_and_restart_tcmud 10 life0 $fio_pid
+touch /tmp/life.stop
+wait $fio_pid || fail "fio saw an error across 10 daemon kills"
+log "fio write+verify survived 10 SIGKILLs"
 
 log "2: removal under I/O"
 fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
