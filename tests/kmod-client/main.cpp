@@ -4,10 +4,13 @@
 // maps the region and serves every queue from its own thread, woken by its
 // own eventfd, on a RAM disk.
 //
-//   tcmu-mq-client --name NAME --size BYTES [--uio-wakeup] [--wait S]
+//   tcmu-mq-client --name NAME --size BYTES [--uio-wakeup] [--wait S] [--stall-queue Q]
 //   (TCMU_MQ_CLIENT_TRACE=1 in the environment: one stderr line per command)
 //
-// Prints "ready ..." once serving; SIGUSR1 prints the counters; SIGINT or
+// Prints "ready ..." once serving; SIGUSR1 prints the counters; with
+// --stall-queue, SIGUSR2 stalls queue Q (it consumes entries and completes
+// none: a hung daemon thread, for the kernel's per-queue timeouts, qfull
+// and TMR) or, sent again, lets it complete what it holds; SIGINT or
 // SIGTERM, or removal of the device, stops it and prints per-queue counters.
 // Exit status 1 if any entry failed a check, a cmd_id came twice while
 // outstanding, a completion write failed or a command was left uncompleted.
@@ -43,6 +46,7 @@ struct options {
 	uint64_t size = 0;
 	bool uio_wakeup = false;
 	int wait_s = 10;
+	int stall_queue = -1;
 };
 
 struct region {
@@ -65,6 +69,8 @@ std::optional<options> parse(int argc, char **argv)
 			o.size = std::stoull(argv[++i], nullptr, 0);
 		else if (a == "--wait" && has_value)
 			o.wait_s = std::stoi(argv[++i]);
+		else if (a == "--stall-queue" && has_value)
+			o.stall_queue = std::stoi(argv[++i]);
 		else if (a == "--uio-wakeup")
 			o.uio_wakeup = true;
 		else
@@ -179,9 +185,11 @@ void print_stats(const char *what, const std::vector<std::unique_ptr<queue_serve
 	unsigned busy = 0;
 	for (const auto &s : qs) {
 		const queue_stats &st = s->stats();
-		std::printf("%s queue %u: received=%lu completed=%lu tmr=%lu wakeups=%lu empty_wakeups=%lu batches=%lu "
-			    "duplicates=%lu bad=%lu write_errors=%lu unserved=%lu head=%u seen=%u tail=%u\n",
-			    what, s->index(), st.received.load(), st.completed.load(), st.tmr.load(),
+		std::printf("%s queue %u: received=%lu completed=%lu held=%lu tmr=%lu tmr_ids=%lu wakeups=%lu "
+			    "empty_wakeups=%lu batches=%lu duplicates=%lu bad=%lu write_errors=%lu unserved=%lu "
+			    "head=%u seen=%u tail=%u\n",
+			    what, s->index(), st.received.load(), st.completed.load(), st.held.load(),
+			    st.tmr.load(), st.tmr_ids.load(),
 			    st.wakeups.load(), st.empty_wakeups.load(), st.batches.load(), st.duplicates.load(),
 			    st.bad_entries.load(), st.write_errors.load(), st.unserved.load(),
 			    s->kernel_head(), st.seen.load(), st.tail.load());
@@ -211,7 +219,8 @@ int main(int argc, char **argv)
 {
 	auto opt = parse(argc, argv);
 	if (!opt) {
-		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--uio-wakeup] [--wait S]\n", argv[0]);
+		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--uio-wakeup] [--wait S] [--stall-queue Q]\n",
+			     argv[0]);
 		return 2;
 	}
 	region r;
@@ -225,11 +234,12 @@ int main(int argc, char **argv)
 	// Signals go to the main thread only (sigtimedwait below).
 	sigset_t sigs;
 	sigemptyset(&sigs);
-	for (int s : {SIGINT, SIGTERM, SIGUSR1})
+	for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2})
 		sigaddset(&sigs, s);
 	pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
 	std::atomic<bool> stop{false};
+	std::atomic<int> held{-1};
 	std::vector<std::unique_ptr<queue_server>> queues;
 	bool use_eventfd = r.mq_abi && !opt->uio_wakeup;
 	for (uint32_t q = 0; q < r.info.nr_queues; q++) {
@@ -237,7 +247,7 @@ int main(int argc, char **argv)
 		if (use_eventfd && efd < 0)
 			return 1;
 		queue_layout l = {r.map + q * r.info.queue_stride, r.info.ring_size, r.info.data_size};
-		queues.push_back(std::make_unique<queue_server>(q, l, r.fd, efd, disk, stop));
+		queues.push_back(std::make_unique<queue_server>(q, l, r.fd, efd, disk, stop, held));
 		if (!queues.back()->check_mailbox())
 			return 1;
 	}
@@ -255,8 +265,13 @@ int main(int argc, char **argv)
 	timespec tick = {0, 200 * 1000 * 1000};
 	while (running.load() == queues.size()) {
 		int sig = sigtimedwait(&sigs, nullptr, &tick);
-		if (sig == SIGUSR1)
+		if (sig == SIGUSR1) {
 			print_stats("stats", queues);
+		} else if (sig == SIGUSR2 && opt->stall_queue >= 0) {
+			held = held < 0 ? opt->stall_queue : -1;
+			std::printf("stall queue %d: %s\n", opt->stall_queue, held < 0 ? "released" : "held");
+			std::fflush(stdout);
+		}
 		else if (sig == SIGINT || sig == SIGTERM)
 			break;
 	}

@@ -33,9 +33,10 @@ uint32_t entry_len_op(const uint8_t *e)
 }  // namespace
 
 queue_server::queue_server(uint32_t index, queue_layout layout, int uio_fd,
-			   int event_fd, ram_disk &disk, const std::atomic<bool> &stop)
+			   int event_fd, ram_disk &disk, const std::atomic<bool> &stop,
+			   const std::atomic<int> &held)
 	: index_(index), layout_(layout), uio_fd_(uio_fd), event_fd_(event_fd),
-	  disk_(disk), stop_(stop),
+	  disk_(disk), stop_(stop), held_(held),
 	  mb_(reinterpret_cast<tcmu_mailbox *>(layout.mailbox)),
 	  trace_(std::getenv("TCMU_MQ_CLIENT_TRACE") != nullptr)
 {
@@ -109,6 +110,9 @@ bool queue_server::wait_for_event()
 // Consumes and completes until the kernel's cmd_head stops moving.
 bool queue_server::drain()
 {
+	bool held = is_held();
+	if (!held)
+		complete_batch();
 	for (bool first = true;; first = false) {
 		// Acquire pairs with the kernel's barrier before it publishes
 		// cmd_head: the entries up to head are complete when we read them.
@@ -125,7 +129,10 @@ bool queue_server::drain()
 			return false;
 		}
 		bool ok = consume(head);
-		complete_batch();
+		if (held)
+			stats_.held = batch_.size();
+		else
+			complete_batch();
 		if (!ok) {
 			broken_ = true;
 			return false;
@@ -149,7 +156,13 @@ bool queue_server::consume(uint32_t head)
 		case TCMU_OP_PAD:
 			break;
 		case TCMU_OP_TMR:
+			if (len < sizeof(tcmu_tmr_entry)) {
+				std::fprintf(stderr, "queue %u: TMR entry at %u has length %u\n", index_, head_seen_, len);
+				stats_.bad_entries++;
+				return false;
+			}
 			stats_.tmr++;
+			stats_.tmr_ids += reinterpret_cast<const tcmu_tmr_entry *>(e)->cmd_cnt;
 			break;
 		case TCMU_OP_CMD:
 			if (!take_command(head_seen_, len))
@@ -239,6 +252,7 @@ void queue_server::complete_batch()
 	__atomic_store_n(&mb_->cmd_tail, tail_, __ATOMIC_RELEASE);
 	stats_.tail = tail_;
 	stats_.completed += batch_.size();
+	stats_.held = 0;
 	batch_.clear();
 	uint32_t q = index_;
 	if (write(uio_fd_, &q, sizeof(q)) != sizeof(q)) {

@@ -28,6 +28,8 @@ struct queue_stats {
 	std::atomic<uint64_t> received{0};     // command entries consumed
 	std::atomic<uint64_t> completed{0};    // responses written and cmd_tail advanced past
 	std::atomic<uint64_t> tmr{0};          // TMR entries seen
+	std::atomic<uint64_t> tmr_ids{0};      // aborted cmd_ids those entries listed
+	std::atomic<uint64_t> held{0};         // consumed, not completed while held
 	std::atomic<uint64_t> wakeups{0};      // waits that ended with an event
 	// Wakeups that found nothing new on this queue: another queue's entry
 	// woke us, or (rarely) an entry we had already drained signalled late.
@@ -43,9 +45,13 @@ struct queue_stats {
 
 class queue_server {
 public:
-	// event_fd < 0: wait on the uio fd (classic wakeup).
+	// event_fd < 0: wait on the uio fd (classic wakeup). While `held`
+	// equals this queue's index, the queue consumes entries but completes
+	// none (a stalled daemon thread, for the kernel's per-queue timers and
+	// TMRs); the held commands complete once it changes.
 	queue_server(uint32_t index, queue_layout layout, int uio_fd, int event_fd,
-		     ram_disk &disk, const std::atomic<bool> &stop);
+		     ram_disk &disk, const std::atomic<bool> &stop,
+		     const std::atomic<int> &held);
 
 	// Validates the mailbox; false (with a message) if it cannot be served.
 	bool check_mailbox();
@@ -69,6 +75,7 @@ private:
 	bool take_command(uint32_t pos, uint32_t len);
 	void complete_batch();
 	void skip_non_commands();
+	bool is_held() const { return held_.load(std::memory_order_relaxed) == static_cast<int>(index_); }
 	uint8_t *entry(uint32_t pos) const { return ring_ + pos; }
 
 	uint32_t index_;
@@ -77,6 +84,7 @@ private:
 	int event_fd_;
 	ram_disk &disk_;
 	const std::atomic<bool> &stop_;
+	const std::atomic<int> &held_;
 	tcmu_mailbox *mb_;
 	uint8_t *ring_ = nullptr;
 	uint32_t cmdr_size_ = 0;

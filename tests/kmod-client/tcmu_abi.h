@@ -61,6 +61,17 @@ struct tcmu_cmd_rsp {
 	uint32_t read_len;
 	uint8_t sense_buffer[TCMU_SENSE_BUFFERSIZE];
 };
+// A TMR notification (tmr_notification=1): the aborted commands of this
+// ring follow as cmd_cnt 16-bit ids.
+struct tcmu_tmr_entry {
+	tcmu_cmd_entry_hdr hdr;
+	uint8_t tmr_type;
+	uint8_t pad1;
+	uint16_t pad2;
+	uint32_t cmd_cnt;
+	uint64_t pad3;
+	uint64_t pad4;
+};
 #pragma pack(pop)
 
 inline constexpr size_t tcmu_iov_offset = sizeof(tcmu_cmd_req);
@@ -70,5 +81,7 @@ static_assert(offsetof(tcmu_cmd_req, cdb_off) == 24);
 static_assert(tcmu_iov_offset == 48);
 static_assert(offsetof(tcmu_cmd_rsp, sense_buffer) == 16);
 static_assert(sizeof(tcmu_cmd_rsp) == 112);
+static_assert(offsetof(tcmu_tmr_entry, cmd_cnt) == 12);
+static_assert(sizeof(tcmu_tmr_entry) == 32);
 
 }  // namespace kmod_client

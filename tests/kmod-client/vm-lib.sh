@@ -13,8 +13,10 @@ LOGS=${TCMUD_VM_OUT:-/tmp}
 #   nl_reply_supported=-1: our client does not answer netlink, and once a
 #   tcmu-runner earlier in the boot has announced reply support, the kernel
 #   would otherwise wait for a reply to the device's ADDED event forever.
+#   MQ_BACKSTORE_ATTRS="name=value ..." go to attrib/ before enable,
+#   MQ_BACKSTORE_CONTROL="name=value ..." to control (max_data_area_mb).
 create_mq_backstore() {
-	local dir=$TARGET/core/user_0/$1
+	local dir=$TARGET/core/user_0/$1 attr
 	mkdir -p "$dir"
 	echo "dev_config=mq/ram" > "$dir/control"
 	echo "dev_size=$3" > "$dir/control"
@@ -22,6 +24,12 @@ create_mq_backstore() {
 	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
 	[ -z "$2" ] || echo "$2" > "$dir/attrib/nr_queues"
 	[ -z "${4:-}" ] || echo "$4" > "$dir/attrib/cmd_time_out"
+	for attr in ${MQ_BACKSTORE_CONTROL:-}; do
+		echo "$attr" > "$dir/control"
+	done
+	for attr in ${MQ_BACKSTORE_ATTRS:-}; do
+		echo "${attr#*=}" > "$dir/attrib/${attr%%=*}"
+	done
 	echo 1 > "$dir/enable"
 	[ -z "$2" ] || expect_eq "$(cat "$dir/attrib/nr_queues")" "$2" "$1 attrib/nr_queues"
 	echo "$dir"
