@@ -52,8 +52,11 @@ create_fileio_backstore() {
 # USER_BACKSTORE_ATTRS="name=value ..." are written to attrib/ before the
 # device is enabled (some, like nr_queues, can only be set then; others,
 # like emulate_write_cache, would otherwise go to the daemon as a RECONFIG).
+# USER_BACKSTORE_HBA (default user_0) names the HBA directory: rtslib removes
+# the HBA of a backstore targetcli deletes, so a device sharing it would
+# make that delete fail.
 create_user_backstore() {
-	local dir=$TARGET/core/user_0/$1 attr
+	local dir=$TARGET/core/${USER_BACKSTORE_HBA:-user_0}/$1 attr
 	mkdir -p "$dir"
 	echo "dev_config=$2/$3" > "$dir/control"
 	echo "dev_size=$4" > "$dir/control"
@@ -173,7 +176,7 @@ start_tcmud() {
 # over" line than before). With IO_PID, that process must still be running
 # at every kill, or the kills did not happen under I/O.
 kill_and_restart_tcmud() {
-	local rounds=$1 name=$2 io_pid=${3:-} round before after ms
+	local rounds=$1 name=$2 io_pid=${3:-} round before after ms start_ns dead_ns
 	for round in $(seq "$rounds"); do
 		ms=$((300 + RANDOM % 1700))
 		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
@@ -181,11 +184,16 @@ kill_and_restart_tcmud() {
 			fail "the I/O had ended before kill $round"
 		fi
 		before=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
+		start_ns=$(date +%s%N)
 		kill -9 "$TCMUD_PID"
 		wait "$TCMUD_PID" 2>/dev/null || true
+		dead_ns=$(date +%s%N)
 		start_tcmud
 		after=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
 		[ "$after" -eq $((before + 1)) ] || fail "restart $round did not take $name over"
+		log "kill $round after ${ms} ms: $name taken over; gone in" \
+			"$(((dead_ns - start_ns) / 1000000)) ms, ready in" \
+			"$((($(date +%s%N) - dead_ns) / 1000000)) ms"
 	done
 }
 

@@ -89,3 +89,37 @@ sum_after=$(dd if="$dev" bs=1M skip=8 count=4 iflag=direct status=none | md5sum)
 expect_eq "$sum_after" "$sum_before" "data after restore"
 expect_eq "$(sg_vpd -p 0x83 "$dev")" "$vpd_before" "VPD 0x83 after restore"
 log "restored disk $dev has the same data and identity"
+
+# Deleting a backstore under I/O: fio on disk0 gets errors once its LUN goes
+# (expected: ENODEV from the offlined disk, ENOSPC for writes the block layer
+# refuses once the dying disk's capacity is 0, see docs/daemon.md); the
+# kernel logs no oops/WARN/hang (the verdict reads kmsg); tcmud releases
+# disk0 and keeps serving disk1, whose write+verify passes run through the
+# delete.
+log "targetcli delete of user:file/disk0 under I/O, disk1 verifying throughout"
+truncate -s 64M /tmp/disk1.img
+# In an HBA of its own: rtslib removes disk0's HBA with disk0.
+dev1=$(export_via_loop \
+	"$(USER_BACKSTORE_HBA=user_9 create_user_backstore disk1 file /tmp/disk1.img $((64 << 20)))")
+fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
+	--rw=randrw --bs=4k --time_based --runtime=300 --output=/dev/null \
+	2>/tmp/busy.err & busy=$!
+fio_verify_loop "$dev1" 16M /tmp/disk1.stop & keep=$!
+sleep 2
+kill -0 $busy 2>/dev/null || fail "fio on disk0 ended before the delete"
+targetcli /backstores/user:file delete disk0
+[ ! -d "$TARGET/core/user_0/disk0" ] || fail "targetcli left user_0/disk0"
+wait $busy && fail "fio kept running on a deleted disk"
+errors=$(grep -o 'error on file [^:]*: [^:]*' /tmp/busy.err | sort | uniq -c | tr -s ' \n' ' ')
+log "fio on the deleted disk:$errors"
+# The disk going away, nothing else (an EIO would mean a command failed).
+if grep 'io_u error' /tmp/busy.err | grep -qv 'No such device\|No space left on device'; then
+	fail "fio saw other errors than ENODEV/ENOSPC: $errors"
+fi
+grep -q "disk0: released" "$TCMUD_LOG" || fail "tcmud did not release the deleted disk0"
+stats=$(grep "disk0: queue 0: stopped after" "$TCMUD_LOG" | tail -1)
+expect_match "$stats" "stopped after [1-9][0-9]* commands" "disk0's last queue stats"
+kill -0 "$TCMUD_PID" || fail "tcmud died when disk0 was deleted under I/O"
+touch /tmp/disk1.stop
+wait $keep || fail "disk1's write+verify failed across disk0's delete"
+log "disk1 verified throughout; disk0 ${stats#*disk0: }"

@@ -5,7 +5,9 @@
 #    commands the dead daemon left unanswered complete with BUSY and are
 #    retried, so fio sees no error and every block verifies.
 # 2. Removing a disk under I/O: the LUN and backstore go away while fio runs;
-#    fio fails (its disk is gone), tcmud releases the device and lives on.
+#    fio fails (its disk is gone: ENODEV, and ENOSPC for writes issued once
+#    the dying disk's capacity is 0, from the block layer, see
+#    docs/daemon.md), tcmud releases the device and lives on.
 # 3. Twelve devices created at once, in parallel: every one is served.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 load_target_stack
@@ -18,7 +20,7 @@ echo 60 > "$bs/attrib/cmd_time_out"
 dev=$(export_via_loop "$bs")
 
 log "1: SIGKILL x10 under write+verify"
-fio_verify_loop "$dev" 24M /tmp/life.stop & fio_pid=$!
+fio_verify_loop "$dev" 16M /tmp/life.stop & fio_pid=$!
 kill_and_restart_tcmud 10 life0 $fio_pid
 touch /tmp/life.stop
 wait $fio_pid || fail "fio saw an error across 10 daemon kills"
