@@ -106,6 +106,17 @@ std::string set_log_dir(std::string_view v, daemon_config *out)
 	return "";
 }
 
+// "none" turns the socket off; anything else must be an absolute path that
+// fits a sockaddr_un (107 bytes).
+std::string set_control_socket(std::string_view v, daemon_config *out)
+{
+	if (v != "none" && (v[0] != '/' || v.size() > 107))
+		return "control_socket: " + quoted(v) + " is neither none nor an absolute path "
+		       "of at most 107 bytes";
+	out->control_socket = std::string(v);
+	return "";
+}
+
 std::string set_max_in_flight(std::string_view v, daemon_config *out)
 {
 	unsigned long n;
@@ -232,6 +243,8 @@ void daemon_config::merge_from(const daemon_config &over)
 bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
 		      std::vector<std::string> *errors)
 {
+	if (over.control_socket)
+		control_socket = over.control_socket;
 	static const key_table table = {
 		{
 			{"log_level", set_log_level_name},
@@ -249,6 +262,7 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 		     std::vector<std::string> *errors)
 {
 	static const key_table table = {
+			{"control_socket", set_control_socket},
 		{
 			{"log_level", set_tcmu_log_level},
 			{"log_dir", set_log_dir},

@@ -6,6 +6,7 @@
 // may be put in double quotes):
 //   log_level      error | warn | info | debug
 //   log_dir        absolute directory for tcmud.log
+//   control_socket absolute path of tcmudctl's socket, or none
 //   max_in_flight  command slots per queue, 1..65536
 //   uring_entries  io_uring entries per queue, 8..32768
 //   dbus           true | false: offer org.kernel.TCMUService1 to targetcli
@@ -32,6 +33,7 @@ struct daemon_config {
 	std::optional<size_t> max_in_flight;
 	std::optional<unsigned> uring_entries;
 	std::optional<bool> dbus;
+	std::optional<std::string> control_socket;
 
 	// Fields set in `over` replace ours.
 	void merge_from(const daemon_config &over);

@@ -19,7 +19,10 @@
 
 #include "config/daemon_config.h"
 #include "config/sd_notify.h"
+#include "control/control_client.h"
+#include "control/control_server.h"
 #include "core/device_registry.h"
+#include "core/device_reports.h"
 #include "core/handler_registry.h"
 #include "core/log_file.h"
 #include "dbus/dbus_service.h"
@@ -41,6 +44,7 @@ struct settings {
 	std::string log_dir;
 	device_options device;
 	bool dbus = true;
+	std::string control_socket = control::default_socket_path; // "none": off
 };
 
 settings resolve(const daemon_config &c)
@@ -52,6 +56,7 @@ settings resolve(const daemon_config &c)
 	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
 	s.dbus = c.dbus.value_or(true);
 	return s;
+	s.control_socket = c.control_socket.value_or(s.control_socket);
 }
 
 // Reads the files and merges the command line over them. False (with every
@@ -92,6 +97,8 @@ void usage(FILE *out)
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
 		"handlers:");
+		"      --control-socket PATH tcmudctl's socket (default /run/tcmud/tcmud.sock;\n"
+		"                            none: no socket)\n"
 	for (const handler_ops *h : builtin_handlers())
 		std::fprintf(out, " %.*s", int(h->subtype.size()), h->subtype.data());
 	std::fprintf(out, "\n");
@@ -119,6 +126,7 @@ int parse_args(int argc, char **argv, options &o)
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
 		{"help", no_argument, nullptr, 'h'},
+		{"control-socket", required_argument, nullptr, 'S'},
 		{"version", no_argument, nullptr, 'V'},
 		{},
 	};
@@ -144,6 +152,13 @@ int parse_args(int argc, char **argv, options &o)
 			if (!parse_count(optarg, 1, 65536, n)) {
 				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65536\n");
 				return 2;
+		case 'S':
+			if (std::strcmp(optarg, "none") && optarg[0] != '/') {
+				std::fprintf(stderr, "tcmud: --control-socket wants an absolute path or none\n");
+				return 2;
+			}
+			o.cli.control_socket = optarg;
+			break;
 			}
 			o.cli.max_in_flight = n;
 			break;
@@ -227,6 +242,9 @@ int serve(const options &o, settings s)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+		if (next.control_socket != current.control_socket)
+			log_warn("", "the control_socket setting changes only at restart");
+		next.control_socket = current.control_socket;
 	sigaddset(&mask, SIGHUP);
 	// Blocked before any worker thread exists, so every thread inherits it
 	// and only the signalfd sees these signals.
@@ -260,8 +278,9 @@ int serve(const options &o, settings s)
 	sd_notify_state("READY=1");
 
 	for (;;) {
-		pollfd fds[2] = {{sfd, POLLIN, 0}, {nl ? nl->fd() : -1, POLLIN, 0}};
-		if (poll(fds, 2, -1) < 0) {
+		pollfd fds[3] = {{sfd, POLLIN, 0}, {nl ? nl->fd() : -1, POLLIN, 0},
+				 {ctl ? ctl->fd() : -1, POLLIN, 0}};
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("", "poll: %s", strerror(errno));
@@ -270,6 +289,18 @@ int serve(const options &o, settings s)
 		if (fds[1].revents & POLLIN && nl->dispatch() == -ENOBUFS)
 			devices.scan();
 		if (fds[0].revents & POLLIN) {
+	std::unique_ptr<control::control_server> ctl;
+	if (s.control_socket != "none") {
+		std::string why;
+		ctl = control::control_server::open(
+			s.control_socket,
+			[&devices](bool with_stats) { return device_reports(devices, with_stats); },
+			&error, &why);
+		// Statistics are not worth refusing I/O over.
+		if (!ctl)
+			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
+				 why.c_str());
+	}
 			signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
@@ -283,6 +314,8 @@ int serve(const options &o, settings s)
 	}
 	sd_notify_state("STOPPING=1");
 	dbus.reset();
+		if (fds[2].revents & POLLIN)
+			ctl->dispatch();
 	devices.remove_all();
 	close(sfd);
 	log_info("", "stopped");
@@ -296,6 +329,7 @@ int main(int argc, char **argv)
 {
 	tcmud::options o;
 	int rc = tcmud::parse_args(argc, argv, o);
+	ctl.reset();
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	tcmud::settings s;

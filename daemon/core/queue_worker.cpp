@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,34 @@
 #include "scsi/sense_builder.h"
 
 namespace tcmud {
+namespace {
+
+uint64_t monotonic_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+// The sense key of fixed (0x70/0x71) or descriptor (0x72/0x73) sense data.
+int sense_key(std::span<const uint8_t> sense)
+{
+	if (sense.size() > 2 && (sense[0] & 0x7e) == 0x70)
+		return sense[2] & 0x0f;
+	if (sense.size() > 1 && (sense[0] & 0x7e) == 0x72)
+		return sense[1] & 0x0f;
+	return -1;
+}
+
+uint64_t data_length(std::span<const iovec> iovs)
+{
+	uint64_t n = 0;
+	for (const iovec &v : iovs)
+		n += v.iov_len;
+	return n;
+}
+
+} // namespace
 
 // A command slot: the SCSI layer's reusable command object plus the ring's
 // id for it. Each slot is its own command_owner, so a completion finds its
@@ -20,6 +49,7 @@ namespace tcmud {
 struct queue_worker::slot final : scsi::command_owner {
 	queue_worker *worker = nullptr;
 	uint16_t cmd_id = 0;
+	uint64_t fetched_ns = 0;
 	scsi::command cmd;
 
 	void command_done(scsi::command &) override { worker->command_finished(*this); }
@@ -174,6 +204,7 @@ int queue_worker::setup_on_thread()
 	size_t n = params_.ring.max_in_flight;
 	slots_ = std::make_unique<slot[]>(n);
 	free_slots_.reserve(n);
+	unpublished_.reserve(n);
 	for (size_t i = n; i-- > 0;) {
 		slots_[i].worker = this;
 		free_slots_.push_back(&slots_[i]);
@@ -270,12 +301,16 @@ void queue_worker::drain_ring()
 {
 	if (stopping_.load(std::memory_order_relaxed))
 		return;
+	uint64_t fetched_ns = 0; // read once per batch, when it has a command
 	while (!free_slots_.empty()) {
 		auto ev = ring_->next();
 		if (!ev)
 			break;
-		if (auto *rc = std::get_if<ring_command>(&*ev))
-			dispatch(*rc);
+		if (auto *rc = std::get_if<ring_command>(&*ev)) {
+			if (!fetched_ns)
+				fetched_ns = monotonic_ns();
+			dispatch(*rc, fetched_ns);
+		}
 		else if (auto *bad = std::get_if<ring_malformed>(&*ev))
 			refuse(*bad);
 		else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
@@ -284,19 +319,21 @@ void queue_worker::drain_ring()
 	}
 }
 
-void queue_worker::dispatch(const ring_command &rc)
+void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 {
 	slot *s = free_slots_.back();
 	free_slots_.pop_back();
 	++busy_;
+	stats_.command_started(busy_);
 	s->cmd_id = rc.cmd_id;
+	s->fetched_ns = fetched_ns;
 	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
 	params_.lu->execute(s->cmd, *backend_);
 }
 
 void queue_worker::refuse(const ring_malformed &bad)
 {
-	stats_.malformed.fetch_add(1, std::memory_order_relaxed);
+	stats_.malformed_entry();
 	log_error(params_.log_prefix, "queue %u: malformed ring entry (cmd_id %u): %.*s%s",
 		  params_.queue_index, bad.cmd_id, int(to_string(bad.reason).size()),
 		  to_string(bad.reason).data(),
@@ -316,10 +353,16 @@ void queue_worker::refuse(const ring_malformed &bad)
 void queue_worker::command_finished(slot &s)
 {
 	const scsi::command &c = s.cmd;
-	stats_.commands.fetch_add(1, std::memory_order_relaxed);
-	if (c.status() != scsi::SAM_STAT_GOOD)
-		stats_.errors.fetch_add(1, std::memory_order_relaxed);
 	uint64_t read_len = c.read_len();
+	bool good = c.status() == scsi::SAM_STAT_GOOD;
+	// TCMU gives a command one data buffer, data-in or data-out: a good
+	// command that returned no data-in took its whole buffer as data-out.
+	uint64_t written = good && read_len == 0 ? data_length(c.data()) : 0;
+	stats_.command_done(busy_ - 1, good, read_len, written);
+	if (c.status() == scsi::SAM_STAT_CHECK_CONDITION)
+		if (int key = sense_key(c.sense()); key >= 0)
+			stats_.check_condition(uint8_t(key));
+	unpublished_.push_back(s.fetched_ns);
 	ring_->complete(s.cmd_id, c.status(), c.sense(),
 			read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
 	completions_pending_ = true;
@@ -332,14 +375,30 @@ void queue_worker::flush_completions()
 	if (!completions_pending_)
 		return;
 	completions_pending_ = false;
-	if (!ring_->publish())
+	bool published = ring_->publish();
+	// Before the doorbell: whoever sees these completions also finds them
+	// in the histogram.
+	record_latencies();
+	if (!published)
 		return;
 	// One doorbell for the whole batch. The value names the queue for the
 	// multi-queue kernel ABI; a stock kernel ignores it.
 	uint32_t q = params_.queue_index;
-	stats_.doorbells.fetch_add(1, std::memory_order_relaxed);
+	stats_.doorbell();
 	if (write(params_.uio_fd, &q, sizeof(q)) < 0)
 		log_error(params_.log_prefix, "uio write: %s", strerror(errno));
+}
+
+// The batch is now in the ring for the kernel: each command's latency runs
+// from the ring batch it was fetched in to here, one clock read per batch.
+void queue_worker::record_latencies()
+{
+	if (unpublished_.empty())
+		return;
+	uint64_t now = monotonic_ns();
+	for (uint64_t fetched : unpublished_)
+		stats_.latency_ns(now - fetched);
+	unpublished_.clear();
 }
 
 void queue_worker::resume_woken()

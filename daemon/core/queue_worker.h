@@ -27,6 +27,7 @@
 #include "ring/command_ring.h"
 #include "scsi/command.h"
 #include "scsi/logical_unit.h"
+#include "stats/queue_stats.h"
 #include "tcmud/block_backend.h"
 
 namespace tcmud {
@@ -47,12 +48,9 @@ struct queue_params {
 	unsigned uring_entries = 256;
 };
 
-struct queue_stats {
-	std::atomic<uint64_t> commands{0};
-	std::atomic<uint64_t> errors{0};       // CHECK CONDITION or worse
-	std::atomic<uint64_t> malformed{0};    // entries refused by the ring checks
-	std::atomic<uint64_t> doorbells{0};    // writes to the uio fd
-};
+// The counters this worker's thread writes and the control socket reads
+// (stats/queue_stats.h).
+using queue_stats = stats::queue_stats;
 
 class queue_worker {
 public:
@@ -79,7 +77,7 @@ private:
 	int setup_on_thread();
 	void serve();
 	void drain_ring();
-	void dispatch(const ring_command &rc);
+	void dispatch(const ring_command &rc, uint64_t fetched_ns);
 	void refuse(const ring_malformed &bad);
 	void command_finished(slot &s);
 	void flush_completions();
@@ -88,6 +86,7 @@ private:
 	void poke();
 	void resume_woken();
 	void setup_done(int rc);
+	void record_latencies();
 	void drain_in_flight();
 
 	queue_params params_;
@@ -109,6 +108,9 @@ private:
 	std::mutex woken_mutex_;
 	std::vector<slot *> woken_;
 	bool engine_alive_ = false; // guarded by woken_mutex_
+	// When each completed but unpublished command was fetched: its latency
+	// is taken when the batch is published (one clock read per batch).
+	std::vector<uint64_t> unpublished_;
 	std::atomic<bool> stopping_{false};
 	unsigned drain_timeout_ms_ = 30000;
 

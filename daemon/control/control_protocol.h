@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The control socket's protocol: one JSON object per line each way.
+//
+//   -> {"command":"list"}
+//   <- {"ok":true,"time_ns":T,"devices":[{"name":..,"nr_queues":N,...},...]}
+//   -> {"command":"stats"}                 every device, with its queues
+//   -> {"command":"stats","device":"lun0"} one device
+//   <- {"ok":true,"time_ns":T,"devices":[{...,"queues":[{"index":0,
+//        "commands":..,"latency":[[bucket,count],..]},..]}]}
+//   <- {"ok":false,"error":"unknown command 'foo'"}
+//
+// time_ns is the daemon's CLOCK_MONOTONIC when the counters were read, so a
+// client computes rates over the daemon's own interval. Latency buckets are
+// latency_histogram.h's, sent as [index,count] pairs of the non-empty ones.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stats/queue_stats.h"
+
+namespace tcmud::control {
+
+struct control_request {
+	enum class kind { list, stats };
+	kind what = kind::list;
+	std::string device; // stats: empty for every device
+};
+
+struct device_report {
+	std::string name;       // the configfs device name ("lun0")
+	std::string hba;        // "user_1"
+	std::string uio;        // "uio0"
+	std::string subtype;    // the handler, "file"
+	std::string cfgstring;
+	std::string state;      // "serving"
+	uint64_t size_bytes = 0;
+	uint32_t block_size = 0;
+	uint32_t nr_queues = 0;
+	std::vector<stats::queue_snapshot> queues; // stats only, index = queue
+};
+
+// Where the server gets the devices from; called on the thread that runs
+// the server. with_stats: fill device_report::queues.
+using report_source = std::function<std::vector<device_report>(bool with_stats)>;
+
+std::optional<control_request> parse_request(std::string_view line, std::string *error);
+std::string format_request(const control_request &req);
+
+// The reply line (without the newline) to one request line.
+std::string answer(std::string_view line, const report_source &source, uint64_t time_ns);
+std::string format_error(std::string_view message);
+
+struct control_reply {
+	uint64_t time_ns = 0;
+	std::vector<device_report> devices;
+};
+
+// A reply line as a client reads it. nullopt with *error: the daemon's own
+// error message, or why the line is not a valid reply.
+std::optional<control_reply> parse_reply(std::string_view line, std::string *error);
+
+} // namespace tcmud::control

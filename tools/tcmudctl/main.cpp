@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// tcmudctl: what a running tcmud serves, and how fast.
+//
+//   tcmudctl [--socket PATH] list [--json]
+//   tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]
+//
+// Statistics are counters in the daemon; rates come from two snapshots taken
+// --interval seconds apart (the daemon's clock), so one report costs one
+// interval of waiting.
+#include <getopt.h>
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "control/control_client.h"
+#include "stats_view.h"
+
+namespace tcmud::ctl {
+namespace {
+
+struct args {
+	std::string socket = control::default_socket_path;
+	std::string command;
+	std::string device;
+	double interval_s = 1.0;
+	long count = 1; // 0: until interrupted
+	bool json = false;
+};
+
+void usage(FILE *out)
+{
+	std::fprintf(out,
+		"usage: tcmudctl [--socket PATH] list [--json]\n"
+		"       tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]\n"
+		"  -s, --socket PATH    tcmud's control socket (default %s)\n"
+		"  -i, --interval S     seconds between the two snapshots of a report (default 1)\n"
+		"  -c, --count N        reports to print, 0 for until interrupted (default 1)\n"
+		"  -j, --json           one JSON object per line\n"
+		"  -h, --help           this text\n",
+		control::default_socket_path);
+}
+
+// 0 to run, 1 for --help, 2 for a usage error.
+int parse_args(int argc, char **argv, args &a)
+{
+	static const option longopts[] = {
+		{"socket", required_argument, nullptr, 's'},
+		{"interval", required_argument, nullptr, 'i'},
+		{"count", required_argument, nullptr, 'c'},
+		{"json", no_argument, nullptr, 'j'},
+		{"help", no_argument, nullptr, 'h'},
+		{},
+	};
+	int c;
+	char *end = nullptr;
+	// '+' would stop at the first operand; options may follow the command.
+	while ((c = getopt_long(argc, argv, "s:i:c:jh", longopts, nullptr)) != -1) {
+		switch (c) {
+		case 's': a.socket = optarg; break;
+		case 'i':
+			errno = 0;
+			a.interval_s = std::strtod(optarg, &end);
+			if (errno || *end || !(a.interval_s >= 0.01 && a.interval_s <= 86400)) {
+				std::fprintf(stderr, "tcmudctl: --interval wants seconds, 0.01..86400\n");
+				return 2;
+			}
+			break;
+		case 'c':
+			errno = 0;
+			a.count = std::strtol(optarg, &end, 10);
+			if (errno || *end || a.count < 0) {
+				std::fprintf(stderr, "tcmudctl: --count wants a number >= 0\n");
+				return 2;
+			}
+			break;
+		case 'j': a.json = true; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	a.command = argv[optind++];
+	if (a.command == "stats" && optind < argc)
+		a.device = argv[optind++];
+	if (optind != argc || (a.command != "list" && a.command != "stats")) {
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int run_list(control::control_client &client, const args &a)
+{
+	std::string line, error;
+	control::control_request req{control::control_request::kind::list, {}};
+	if (!client.request_line(control::format_request(req), &line, &error)) {
+		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+		return 1;
+	}
+	auto reply = control::parse_reply(line, &error);
+	if (!reply) {
+		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+		return 1;
+	}
+	if (a.json)
+		std::printf("%s\n", line.c_str());
+	else
+		print_list(stdout, reply->devices);
+	return 0;
+}
+
+void sleep_for(double seconds)
+{
+	timespec ts;
+	ts.tv_sec = time_t(seconds);
+	ts.tv_nsec = long((seconds - std::floor(seconds)) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int run_stats(control::control_client &client, const args &a)
+{
+	control::control_request req{control::control_request::kind::stats, a.device};
+	std::string error;
+	auto before = client.request(req, &error);
+	if (!before) {
+		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+		return 1;
+	}
+	for (long i = 0; a.count == 0 || i < a.count; ++i) {
+		sleep_for(a.interval_s);
+		auto after = client.request(req, &error);
+		if (!after) {
+			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+			return 1;
+		}
+		std::vector<stats_row> rows = build_rows(*before, *after);
+		if (a.json) {
+			std::printf("%s\n", rows_json(rows).c_str());
+		} else {
+			if (i > 0)
+				std::printf("\n");
+			print_table(stdout, rows);
+		}
+		std::fflush(stdout);
+		before = std::move(after);
+	}
+	return 0;
+}
+
+} // namespace
+} // namespace tcmud::ctl
+
+int main(int argc, char **argv)
+{
+	tcmud::ctl::args a;
+	int rc = tcmud::ctl::parse_args(argc, argv, a);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	// A closed pipe (tcmudctl stats | head) ends us quietly.
+	signal(SIGPIPE, SIG_DFL);
+	tcmud::control::control_client client;
+	std::string error;
+	if (!client.connect(a.socket, &error)) {
+		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+		return 1;
+	}
+	if (a.command == "list")
+		return tcmud::ctl::run_list(client, a);
+	return tcmud::ctl::run_stats(client, a);
+}
