@@ -19,12 +19,17 @@
 #     a verify passes.
 # No kernel oops/WARN/hang (the verdict), no broken ring, and the client's
 # received = completed on every queue at the end.
+# $TCMUD_BUILD/kmod-mq-pressure.env may set PRESSURE_PARTS to a subset of
+# "qfull stall tmr" (to rerun one part by hand).
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/kmod-client/vm-lib.sh"
 [ -n "${TCMUD_KMOD:-}" ] || fail "run with --kmod DIR (patched modules)"
 load_target_stack
 [ "$(nproc)" -ge 2 ] || fail "needs at least 2 vCPUs (queue 1 is fed from CPU 1)"
 size=$((64 << 20))
+# shellcheck source=/dev/null
+[ -f "$TCMUD_BUILD/kmod-mq-pressure.env" ] && . "$TCMUD_BUILD/kmod-mq-pressure.env"
+parts=" ${PRESSURE_PARTS:-qfull stall tmr} "
 kmsg=/tmp/pressure-kmsg.txt
 
 # The kernel's pr_debug lines for the qfull list and the per-queue timers.
@@ -141,85 +146,97 @@ qfull_run() {
 	wait_client "$pid" "$LOGS/$name.log"
 	check_queues_used "$LOGS/$name.log" "$nq"
 }
-qfull_run 2
-qfull_run 4
+if [[ $parts == *" qfull "* ]]; then
+	qfull_run 2
+	qfull_run 4
+fi
 
 # --- 2. per-queue timeouts: queue 1 stalled --------------------------------
-# 512 KiB of data blocks per queue: 8 READs of 64 KiB fill queue 1's share.
-bs=$(MQ_BACKSTORE_CONTROL="max_data_area_mb=1" MQ_BACKSTORE_ATTRS="qfull_time_out=3" \
-	create_mq_backstore stall 2 "$size" 8)
-start_client stall "$size" "$LOGS/stall.log" --stall-queue 1
-pid=$CLIENT_PID
-sd=$(export_served "$bs" "$pid" "$LOGS/stall.log")
-sg=$(sg_of "$sd")
-toggle_stall "$pid" "$LOGS/stall.log" held
-t0=$(cut -d' ' -f1 /proc/uptime)
-read_burst "$sg" 1 12 stall 20
-# Queue 0 keeps serving while queue 1 is stuck.
-fio --name=q0 --filename="$sd" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
-	--bs=4k --size=4M --offset=32M --cpus_allowed=0 --verify=crc32c --do_verify=1 \
-	--verify_fatal=1 > /tmp/q0.fio 2>&1 || { tail -n 20 /tmp/q0.fio; fail "stall: queue 0 write+verify while queue 1 is stalled"; }
-t_q0=$(cut -d' ' -f1 /proc/uptime)
-burst_wait stall 12 60
-client_stats "$pid" "$LOGS/stall.log"
-held=$(client_field "$LOGS/stall.log" 1 held)
-log "stall: queue 0 verify done after $(awk "BEGIN {print $t_q0 - $t0}") s; queue 1 holds $held commands;" \
-	"burst: $(burst_ok stall) good, $(burst_count stall 'check condition') CHECK CONDITION," \
-	"$(burst_count stall 'task set full') TASK SET FULL"
-[ "$held" -gt 0 ] || fail "stall: queue 1 received none of the READs from CPU 1"
-expect_eq "$(burst_count stall 'check condition')" "$held" "stall: commands timed out in queue 1's ring (CHECK CONDITION)"
-# The rest waited for data space: requeued by the midlayer, each either
-# ended on queue 0 or gave up with TASK SET FULL.
-expect_eq "$(( $(burst_ok stall) + $(burst_count stall 'task set full') ))" "$((12 - held))" \
-	"stall: READs that waited for data space, good or TASK SET FULL"
-[ "$(kcount 'stall queue 1 cmd timeout has expired')" -gt 0 ] || fail "stall: queue 1's cmd_time_out never fired"
-[ "$(kcount 'stall queue 1 qfull timeout has expired')" -gt 0 ] || fail "stall: queue 1's qfull_time_out never fired"
-expect_eq "$(kcount 'stall queue 0 .* timeout has expired')" 0 "stall: timeouts on queue 0"
-toggle_stall "$pid" "$LOGS/stall.log" released
-fio_verify_jobs stall-after "$sd" 4 16
-client_stats "$pid" "$LOGS/stall.log"
-expect_eq "$(client_field "$LOGS/stall.log" 1 held)" 0 "stall: commands queue 1 still holds"
-remove_all_targets
-wait_client "$pid" "$LOGS/stall.log"
-check_queues_used "$LOGS/stall.log" 2
+stall_part() {
+	# 512 KiB of data blocks per queue: 8 READs of 64 KiB fill queue 1's share.
+	bs=$(MQ_BACKSTORE_CONTROL="max_data_area_mb=1" MQ_BACKSTORE_ATTRS="qfull_time_out=3" \
+		create_mq_backstore stall 2 "$size" 8)
+	start_client stall "$size" "$LOGS/stall.log" --stall-queue 1
+	pid=$CLIENT_PID
+	sd=$(export_served "$bs" "$pid" "$LOGS/stall.log")
+	sg=$(sg_of "$sd")
+	toggle_stall "$pid" "$LOGS/stall.log" held
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	read_burst "$sg" 1 12 stall 20
+	# Queue 0 keeps serving while queue 1 is stuck.
+	fio --name=q0 --filename="$sd" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
+		--bs=4k --size=4M --offset=32M --cpus_allowed=0 --verify=crc32c --do_verify=1 \
+		--verify_fatal=1 > /tmp/q0.fio 2>&1 || { tail -n 20 /tmp/q0.fio; fail "stall: queue 0 write+verify while queue 1 is stalled"; }
+	t_q0=$(cut -d' ' -f1 /proc/uptime)
+	burst_wait stall 12 60
+	client_stats "$pid" "$LOGS/stall.log"
+	held=$(client_field "$LOGS/stall.log" 1 held)
+	log "stall: queue 0 verify done after $(awk "BEGIN {print $t_q0 - $t0}") s; queue 1 holds $held commands;" \
+		"burst: $(burst_ok stall) good, $(burst_count stall 'check condition') CHECK CONDITION," \
+		"$(burst_count stall 'task set full') TASK SET FULL"
+	[ "$held" -gt 0 ] || fail "stall: queue 1 received none of the READs from CPU 1"
+	expect_eq "$(burst_count stall 'check condition')" "$held" "stall: commands timed out in queue 1's ring (CHECK CONDITION)"
+	# The rest waited for data space: requeued by the midlayer, each either
+	# ended on queue 0 or gave up with TASK SET FULL.
+	expect_eq "$(( $(burst_ok stall) + $(burst_count stall 'task set full') ))" "$((12 - held))" \
+		"stall: READs that waited for data space, good or TASK SET FULL"
+	[ "$(kcount 'stall queue 1 cmd timeout has expired')" -gt 0 ] || fail "stall: queue 1's cmd_time_out never fired"
+	[ "$(kcount 'stall queue 1 qfull timeout has expired')" -gt 0 ] || fail "stall: queue 1's qfull_time_out never fired"
+	expect_eq "$(kcount 'stall queue 0 .* timeout has expired')" 0 "stall: timeouts on queue 0"
+	toggle_stall "$pid" "$LOGS/stall.log" released
+	fio_verify_jobs stall-after "$sd" 4 16
+	client_stats "$pid" "$LOGS/stall.log"
+	expect_eq "$(client_field "$LOGS/stall.log" 1 held)" 0 "stall: commands queue 1 still holds"
+	remove_all_targets
+	wait_client "$pid" "$LOGS/stall.log"
+	check_queues_used "$LOGS/stall.log" 2
+}
+if [[ $parts == *" stall "* ]]; then stall_part; fi
 
 # --- 3. LUN reset with commands held on queue 1 ----------------------------
-bs=$(MQ_BACKSTORE_ATTRS="tmr_notification=1" create_mq_backstore tmr 2 "$size" 60)
-start_client tmr "$size" "$LOGS/tmr.log" --stall-queue 1
-pid=$CLIENT_PID
-sd=$(export_served "$bs" "$pid" "$LOGS/tmr.log")
-sg=$(sg_of "$sd")
-toggle_stall "$pid" "$LOGS/tmr.log" held
-read_burst "$sg" 1 6 tmr 60
-for _ in $(seq 100); do
-	client_stats "$pid" "$LOGS/tmr.log"
-	[ "$(client_field "$LOGS/tmr.log" 1 held)" = 6 ] && break
-	sleep 0.2
-done
-expect_eq "$(client_field "$LOGS/tmr.log" 1 held)" 6 "tmr: READs queue 1 holds before the reset"
-log "tmr: LUN reset with 6 commands held on queue 1"
-sg_reset -d "$sg" > /tmp/sg_reset.out 2>&1 &
-reset_pid=$!
-for _ in $(seq 100); do
-	client_stats "$pid" "$LOGS/tmr.log"
-	[ "$(client_field "$LOGS/tmr.log" 1 tmr)" -ge 1 ] && [ "$(client_field "$LOGS/tmr.log" 0 tmr)" -ge 1 ] && break
-	sleep 0.2
-done
-expect_eq "$(client_field "$LOGS/tmr.log" 1 tmr)" 1 "tmr: TMR entries on queue 1"
-expect_eq "$(client_field "$LOGS/tmr.log" 1 tmr_ids)" 6 "tmr: aborted ids listed on queue 1"
-expect_eq "$(client_field "$LOGS/tmr.log" 0 tmr)" 1 "tmr: TMR entries on queue 0"
-expect_eq "$(client_field "$LOGS/tmr.log" 0 tmr_ids)" 0 "tmr: aborted ids listed on queue 0"
-toggle_stall "$pid" "$LOGS/tmr.log" released
-rc=0
-wait "$reset_pid" || rc=$?
-cat /tmp/sg_reset.out
-expect_eq "$rc" 0 "tmr: sg_reset -d exit status"
-burst_wait tmr 6 30
-log "tmr: reset done; burst: $(burst_ok tmr) good of 6"
-fio_verify_jobs tmr-after "$sd" 4 16
-remove_all_targets
-wait_client "$pid" "$LOGS/tmr.log"
-check_queues_used "$LOGS/tmr.log" 2
+tmr_part() {
+	bs=$(MQ_BACKSTORE_ATTRS="tmr_notification=1" create_mq_backstore tmr 2 "$size" 60)
+	start_client tmr "$size" "$LOGS/tmr.log" --stall-queue 1
+	pid=$CLIENT_PID
+	sd=$(export_served "$bs" "$pid" "$LOGS/tmr.log")
+	sg=$(sg_of "$sd")
+	toggle_stall "$pid" "$LOGS/tmr.log" held
+	read_burst "$sg" 1 6 tmr 60
+	end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
+		client_stats "$pid" "$LOGS/tmr.log"
+		[ "$(client_field "$LOGS/tmr.log" 1 held)" = 6 ] && break
+		sleep 0.2
+	done
+	expect_eq "$(client_field "$LOGS/tmr.log" 1 held)" 6 "tmr: READs queue 1 holds before the reset"
+	log "tmr: LUN reset with 6 commands held on queue 1"
+	sg_reset -d "$sg" > /tmp/sg_reset.out 2>&1 &
+	reset_pid=$!
+	end=$((SECONDS + 20))
+	while [ $SECONDS -lt $end ]; do
+		client_stats "$pid" "$LOGS/tmr.log"
+		[ "$(client_field "$LOGS/tmr.log" 1 tmr)" -ge 1 ] && [ "$(client_field "$LOGS/tmr.log" 0 tmr)" -ge 1 ] && break
+		sleep 0.2
+	done
+	# Released before judging, so that a failure does not leave the reset
+	# and the teardown waiting for cmd_time_out.
+	toggle_stall "$pid" "$LOGS/tmr.log" released
+	expect_eq "$(client_field "$LOGS/tmr.log" 1 tmr)" 1 "tmr: TMR entries on queue 1"
+	expect_eq "$(client_field "$LOGS/tmr.log" 1 tmr_ids)" 6 "tmr: aborted ids listed on queue 1"
+	expect_eq "$(client_field "$LOGS/tmr.log" 0 tmr)" 1 "tmr: TMR entries on queue 0"
+	expect_eq "$(client_field "$LOGS/tmr.log" 0 tmr_ids)" 0 "tmr: aborted ids listed on queue 0"
+	rc=0
+	wait "$reset_pid" || rc=$?
+	cat /tmp/sg_reset.out
+	expect_eq "$rc" 0 "tmr: sg_reset -d exit status"
+	burst_wait tmr 6 30
+	log "tmr: reset done; burst: $(burst_ok tmr) good of 6"
+	fio_verify_jobs tmr-after "$sd" 4 16
+	remove_all_targets
+	wait_client "$pid" "$LOGS/tmr.log"
+	check_queues_used "$LOGS/tmr.log" 2
+}
+if [[ $parts == *" tmr "* ]]; then tmr_part; fi
 
 dyndbg -p
 errors=$(kernel_ring_errors kmod-mq-pressure | grep -v 'timed out' || true)
