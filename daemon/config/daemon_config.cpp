@@ -232,6 +232,8 @@ void daemon_config::merge_from(const daemon_config &over)
 		level = over.level;
 	if (over.log_dir)
 		log_dir = over.log_dir;
+	if (over.control_socket)
+		control_socket = over.control_socket;
 	if (over.max_in_flight)
 		max_in_flight = over.max_in_flight;
 	if (over.uring_entries)
@@ -243,12 +245,11 @@ void daemon_config::merge_from(const daemon_config &over)
 bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
 		      std::vector<std::string> *errors)
 {
-	if (over.control_socket)
-		control_socket = over.control_socket;
 	static const key_table table = {
 		{
 			{"log_level", set_log_level_name},
 			{"log_dir", set_log_dir},
+			{"control_socket", set_control_socket},
 			{"max_in_flight", set_max_in_flight},
 			{"uring_entries", set_uring_entries},
 			{"dbus", set_dbus},
@@ -262,7 +263,6 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 		     std::vector<std::string> *errors)
 {
 	static const key_table table = {
-			{"control_socket", set_control_socket},
 		{
 			{"log_level", set_tcmu_log_level},
 			{"log_dir", set_log_dir},

@@ -30,10 +30,10 @@ namespace tcmud {
 struct daemon_config {
 	std::optional<log_level> level;
 	std::optional<std::string> log_dir;
+	std::optional<std::string> control_socket;
 	std::optional<size_t> max_in_flight;
 	std::optional<unsigned> uring_entries;
 	std::optional<bool> dbus;
-	std::optional<std::string> control_socket;
 
 	// Fields set in `over` replace ours.
 	void merge_from(const daemon_config &over);

@@ -55,8 +55,8 @@ settings resolve(const daemon_config &c)
 	s.device.max_in_flight = c.max_in_flight.value_or(s.device.max_in_flight);
 	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
 	s.dbus = c.dbus.value_or(true);
-	return s;
 	s.control_socket = c.control_socket.value_or(s.control_socket);
+	return s;
 }
 
 // Reads the files and merges the command line over them. False (with every
@@ -94,11 +94,11 @@ void usage(FILE *out)
 		"      --max-in-flight N     command slots per queue (default 256)\n"
 		"      --uring-entries N     io_uring entries per queue (default 256)\n"
 		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
+		"      --control-socket PATH tcmudctl's socket (default /run/tcmud/tcmud.sock;\n"
+		"                            none: no socket)\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
 		"handlers:");
-		"      --control-socket PATH tcmudctl's socket (default /run/tcmud/tcmud.sock;\n"
-		"                            none: no socket)\n"
 	for (const handler_ops *h : builtin_handlers())
 		std::fprintf(out, " %.*s", int(h->subtype.size()), h->subtype.data());
 	std::fprintf(out, "\n");
@@ -123,10 +123,10 @@ int parse_args(int argc, char **argv, options &o)
 		{"log-level", required_argument, nullptr, 'l'},
 		{"log-dir", required_argument, nullptr, 'd'},
 		{"no-dbus", no_argument, nullptr, 'n'},
+		{"control-socket", required_argument, nullptr, 'S'},
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
 		{"help", no_argument, nullptr, 'h'},
-		{"control-socket", required_argument, nullptr, 'S'},
 		{"version", no_argument, nullptr, 'V'},
 		{},
 	};
@@ -148,10 +148,6 @@ int parse_args(int argc, char **argv, options &o)
 			break;
 		case 'd': o.cli.log_dir = optarg; break;
 		case 'n': o.cli.dbus = false; break;
-		case 'm':
-			if (!parse_count(optarg, 1, 65536, n)) {
-				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65536\n");
-				return 2;
 		case 'S':
 			if (std::strcmp(optarg, "none") && optarg[0] != '/') {
 				std::fprintf(stderr, "tcmud: --control-socket wants an absolute path or none\n");
@@ -159,6 +155,10 @@ int parse_args(int argc, char **argv, options &o)
 			}
 			o.cli.control_socket = optarg;
 			break;
+		case 'm':
+			if (!parse_count(optarg, 1, 65536, n)) {
+				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65536\n");
+				return 2;
 			}
 			o.cli.max_in_flight = n;
 			break;
@@ -228,6 +228,9 @@ void reload(const options &o, settings &current)
 		if (next.dbus != current.dbus)
 			log_warn("", "the dbus setting changes only at restart");
 		next.dbus = current.dbus;
+		if (next.control_socket != current.control_socket)
+			log_warn("", "the control_socket setting changes only at restart");
+		next.control_socket = current.control_socket;
 		current = next;
 		log_info("", "configuration reloaded");
 	} else {
@@ -242,9 +245,6 @@ int serve(const options &o, settings s)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
-		if (next.control_socket != current.control_socket)
-			log_warn("", "the control_socket setting changes only at restart");
-		next.control_socket = current.control_socket;
 	sigaddset(&mask, SIGHUP);
 	// Blocked before any worker thread exists, so every thread inherits it
 	// and only the signalfd sees these signals.
@@ -274,6 +274,18 @@ int serve(const options &o, settings s)
 			log_warn("", "no D-Bus service (%s): targetcli will not list user: backstores",
 				 dbus_reason.c_str());
 	}
+	std::unique_ptr<control::control_server> ctl;
+	if (s.control_socket != "none") {
+		std::string why;
+		ctl = control::control_server::open(
+			s.control_socket,
+			[&devices](bool with_stats) { return device_reports(devices, with_stats); },
+			&error, &why);
+		// Statistics are not worth refusing I/O over.
+		if (!ctl)
+			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
+				 why.c_str());
+	}
 	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
 	sd_notify_state("READY=1");
 
@@ -288,19 +300,9 @@ int serve(const options &o, settings s)
 		}
 		if (fds[1].revents & POLLIN && nl->dispatch() == -ENOBUFS)
 			devices.scan();
+		if (fds[2].revents & POLLIN)
+			ctl->dispatch();
 		if (fds[0].revents & POLLIN) {
-	std::unique_ptr<control::control_server> ctl;
-	if (s.control_socket != "none") {
-		std::string why;
-		ctl = control::control_server::open(
-			s.control_socket,
-			[&devices](bool with_stats) { return device_reports(devices, with_stats); },
-			&error, &why);
-		// Statistics are not worth refusing I/O over.
-		if (!ctl)
-			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
-				 why.c_str());
-	}
 			signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
@@ -313,9 +315,8 @@ int serve(const options &o, settings s)
 		}
 	}
 	sd_notify_state("STOPPING=1");
+	ctl.reset();
 	dbus.reset();
-		if (fds[2].revents & POLLIN)
-			ctl->dispatch();
 	devices.remove_all();
 	close(sfd);
 	log_info("", "stopped");
@@ -329,7 +330,6 @@ int main(int argc, char **argv)
 {
 	tcmud::options o;
 	int rc = tcmud::parse_args(argc, argv, o);
-	ctl.reset();
 	if (rc)
 		return rc == 1 ? 0 : 2;
 	tcmud::settings s;

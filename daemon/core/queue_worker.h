@@ -81,12 +81,12 @@ private:
 	void refuse(const ring_malformed &bad);
 	void command_finished(slot &s);
 	void flush_completions();
+	void record_latencies();
 	void ack_doorbell();
 	int wake_fd() const;
 	void poke();
 	void resume_woken();
 	void setup_done(int rc);
-	void record_latencies();
 	void drain_in_flight();
 
 	queue_params params_;
@@ -103,14 +103,14 @@ private:
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
 	bool completions_pending_ = false;
+	// When each completed but unpublished command was fetched: its latency
+	// is taken when the batch is published (one clock read per batch).
+	std::vector<uint64_t> unpublished_;
 
 	// Cross-thread: range-lock grants from other queues, and stop.
 	std::mutex woken_mutex_;
 	std::vector<slot *> woken_;
 	bool engine_alive_ = false; // guarded by woken_mutex_
-	// When each completed but unpublished command was fetched: its latency
-	// is taken when the batch is published (one clock read per batch).
-	std::vector<uint64_t> unpublished_;
 	std::atomic<bool> stopping_{false};
 	unsigned drain_timeout_ms_ = 30000;
 

@@ -45,8 +45,8 @@ public:
 	// Lets every command in flight finish, then stops the workers.
 	void stop();
 	uint64_t size_bytes() const { return lu_->num_blocks() * lu_->block_size(); }
-	// "<subtype>/<cfgstring>", as the kernel's dev_config holds it.
 	uint32_t block_size() const { return lu_->block_size(); }
+	// "<subtype>/<cfgstring>", as the kernel's dev_config holds it.
 	std::string dev_config() const { return info_.name.subtype + "/" + info_.name.cfgstring; }
 	// RECONFIG_DEVICE with emulate_write_cache.
 	void set_write_cache(bool on) { lu_->set_write_cache_enabled(on); }
