@@ -146,6 +146,17 @@ std::string set_dbus(std::string_view v, daemon_config *out)
 	return "";
 }
 
+std::string set_queue_cpus(std::string_view v, daemon_config *out)
+{
+	queue_placement p;
+	std::string why = parse_queue_placement(v, &p);
+	if (!why.empty())
+		return "queue_cpus: " + quoted(v) + ": " + why + " (want auto, none or a list "
+		       "like 0-3,8)";
+	out->queue_cpus = std::move(p);
+	return "";
+}
+
 // tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
 std::string set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
@@ -240,6 +251,8 @@ void daemon_config::merge_from(const daemon_config &over)
 		uring_entries = over.uring_entries;
 	if (over.dbus)
 		dbus = over.dbus;
+	if (over.queue_cpus)
+		queue_cpus = over.queue_cpus;
 }
 
 bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
@@ -253,6 +266,7 @@ bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_
 			{"max_in_flight", set_max_in_flight},
 			{"uring_entries", set_uring_entries},
 			{"dbus", set_dbus},
+			{"queue_cpus", set_queue_cpus},
 		},
 		true,
 	};

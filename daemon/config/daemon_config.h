@@ -10,6 +10,8 @@
 //   max_in_flight  command slots per queue, 1..65536
 //   uring_entries  io_uring entries per queue, 8..32768
 //   dbus           true | false: offer org.kernel.TCMUService1 to targetcli
+//   queue_cpus     auto | none | CPU list: where queue workers run
+//                  (queue_placement.h)
 // An unknown key, a bad value or a key given twice is an error.
 //
 // /etc/tcmu/tcmu.conf (tcmu-runner's) is read first, for people migrating:
@@ -22,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/queue_placement.h"
 #include "log/log.h"
 
 namespace tcmud {
@@ -34,6 +37,7 @@ struct daemon_config {
 	std::optional<size_t> max_in_flight;
 	std::optional<unsigned> uring_entries;
 	std::optional<bool> dbus;
+	std::optional<queue_placement> queue_cpus;
 
 	// Fields set in `over` replace ours.
 	void merge_from(const daemon_config &over);

@@ -54,6 +54,7 @@ settings resolve(const daemon_config &c)
 	s.log_dir = c.log_dir.value_or("");
 	s.device.max_in_flight = c.max_in_flight.value_or(s.device.max_in_flight);
 	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
+	s.device.placement = c.queue_cpus.value_or(s.device.placement);
 	s.dbus = c.dbus.value_or(true);
 	s.control_socket = c.control_socket.value_or(s.control_socket);
 	return s;
@@ -93,6 +94,8 @@ void usage(FILE *out)
 		"      --log-dir DIR         also log to DIR/tcmud.log\n"
 		"      --max-in-flight N     command slots per queue (default 256)\n"
 		"      --uring-entries N     io_uring entries per queue (default 256)\n"
+		"      --queue-cpus WHERE    auto (default), none or a CPU list like 0-3,8:\n"
+		"                            which CPU each queue's worker runs on\n"
 		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
 		"      --control-socket PATH tcmudctl's socket (default /run/tcmud/tcmud.sock;\n"
 		"                            none: no socket)\n"
@@ -126,6 +129,7 @@ int parse_args(int argc, char **argv, options &o)
 		{"control-socket", required_argument, nullptr, 'S'},
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
+		{"queue-cpus", required_argument, nullptr, 'q'},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{},
@@ -169,6 +173,16 @@ int parse_args(int argc, char **argv, options &o)
 			}
 			o.cli.uring_entries = unsigned(n);
 			break;
+		case 'q': {
+			queue_placement p;
+			if (std::string why = parse_queue_placement(optarg, &p); !why.empty()) {
+				std::fprintf(stderr, "tcmud: --queue-cpus: %s (want auto, none or a "
+					     "list like 0-3,8)\n", why.c_str());
+				return 2;
+			}
+			o.cli.queue_cpus = std::move(p);
+			break;
+		}
 		case 'h': usage(stdout); return 1;
 		case 'V': std::printf("tcmud %s\n", TCMUD_VERSION); return 1;
 		default: usage(stderr); return 2;

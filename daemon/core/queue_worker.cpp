@@ -41,6 +41,22 @@ uint64_t data_length(std::span<const iovec> iovs)
 	return n;
 }
 
+// TCMU_TMR_* of <linux/target_core_user.h>.
+const char *tmr_name(uint8_t type)
+{
+	switch (type) {
+	case 1: return "ABORT_TASK";
+	case 2: return "ABORT_TASK_SET";
+	case 3: return "CLEAR_ACA";
+	case 4: return "CLEAR_TASK_SET";
+	case 5: return "LUN_RESET";
+	case 6: return "TARGET_WARM_RESET";
+	case 7: return "TARGET_COLD_RESET";
+	case 128: return "LUN_RESET_PRO";
+	}
+	return "UNKNOWN";
+}
+
 } // namespace
 
 // A command slot: the SCSI layer's reusable command object plus the ring's
@@ -50,6 +66,8 @@ struct queue_worker::slot final : scsi::command_owner {
 	queue_worker *worker = nullptr;
 	uint16_t cmd_id = 0;
 	uint64_t fetched_ns = 0;
+	bool in_flight = false;
+	bool aborted = false; // a TMR named it; it is still answered once
 	scsi::command cmd;
 
 	void command_done(scsi::command &) override { worker->command_finished(*this); }
@@ -141,6 +159,8 @@ void queue_worker::thread_main()
 		if (int e = pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
 			log_warn(params_.log_prefix, "queue %u: cannot pin to CPU %d: %s",
 				 params_.queue_index, params_.cpu, strerror(e));
+		else
+			pinned_cpu_ = params_.cpu;
 	}
 	int rc = setup_on_thread();
 	if (rc < 0) {
@@ -314,9 +334,37 @@ void queue_worker::drain_ring()
 		else if (auto *bad = std::get_if<ring_malformed>(&*ev))
 			refuse(*bad);
 		else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
-			log_info(params_.log_prefix, "task management %u for %zu commands",
-				 tmr->tmr_type, tmr->cmd_ids.size());
+			task_management(*tmr);
 	}
+}
+
+// A TMR entry lists the ids of this queue's commands that the kernel
+// aborted (each queue of the patched kernel gets its own list, queue 0 one
+// even when empty; ids are per queue, so they are looked up here only).
+// The kernel still waits for every listed command's response, which frees
+// its data area: an aborted command whose backstore I/O is running must not
+// be answered before that I/O ends, or the kernel would hand its data blocks
+// to a new command under the I/O. So it completes as usual, once, and the
+// target core discards the status of an aborted command. An id that is not
+// in flight here was answered already (the response may be unpublished) and
+// needs nothing.
+void queue_worker::task_management(const ring_tmr &tmr)
+{
+	size_t found = 0;
+	for (uint16_t id : tmr.cmd_ids) {
+		for (size_t i = 0; i < params_.ring.max_in_flight; ++i) {
+			slot &s = slots_[i];
+			if (s.in_flight && s.cmd_id == id && !s.aborted) {
+				s.aborted = true;
+				++found;
+				break;
+			}
+		}
+	}
+	stats_.task_management(found);
+	log_info(params_.log_prefix, "queue %u: task management %s: %zu of %zu listed commands "
+		 "in flight here; they are answered when their I/O ends", params_.queue_index,
+		 tmr_name(tmr.tmr_type), found, tmr.cmd_ids.size());
 }
 
 void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
@@ -327,6 +375,8 @@ void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 	stats_.command_started(busy_);
 	s->cmd_id = rc.cmd_id;
 	s->fetched_ns = fetched_ns;
+	s->in_flight = true;
+	s->aborted = false;
 	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
 	params_.lu->execute(s->cmd, *backend_);
 }
@@ -366,6 +416,10 @@ void queue_worker::command_finished(slot &s)
 	ring_->complete(s.cmd_id, c.status(), c.sense(),
 			read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
 	completions_pending_ = true;
+	if (s.aborted)
+		log_debug(params_.log_prefix, "queue %u: aborted cmd_id %u answered", params_.queue_index,
+			  s.cmd_id);
+	s.in_flight = false;
 	free_slots_.push_back(&s);
 	--busy_;
 }

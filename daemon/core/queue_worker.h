@@ -67,6 +67,10 @@ public:
 	void stop(unsigned drain_timeout_ms = 30000);
 
 	const queue_stats &stats() const { return stats_; }
+	uint32_t queue_index() const { return params_.queue_index; }
+	// The CPU the thread was pinned to, -1 if none (or pinning failed).
+	// Valid once start() returned.
+	int cpu() const { return pinned_cpu_; }
 
 private:
 	struct slot;
@@ -79,6 +83,7 @@ private:
 	void drain_ring();
 	void dispatch(const ring_command &rc, uint64_t fetched_ns);
 	void refuse(const ring_malformed &bad);
+	void task_management(const ring_tmr &tmr);
 	void command_finished(slot &s);
 	void flush_completions();
 	void record_latencies();
@@ -113,6 +118,7 @@ private:
 	bool engine_alive_ = false; // guarded by woken_mutex_
 	std::atomic<bool> stopping_{false};
 	unsigned drain_timeout_ms_ = 30000;
+	int pinned_cpu_ = -1; // set by the thread before start() returns
 
 	// start() waits for the thread's set-up result.
 	std::mutex setup_mutex_;

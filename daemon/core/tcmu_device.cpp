@@ -150,6 +150,7 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 	for (uint32_t q = 0; q < layout.count; ++q)
 		if (int rc = start_queue(opts, layout, q); rc < 0)
 			return rc;
+	log_placement(opts.placement);
 	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
 		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
 	return 0;
@@ -202,15 +203,27 @@ int tcmu_device::start_queue(const device_options &opts, const queue_layout &lay
 		}
 		qp.event_fd = efd.get();
 		queue_events_.push_back(std::move(efd));
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		if (opts.pin_queues && layout.count > 1 && q < cpus)
-			qp.cpu = int(q); // the kernel steers CPU c's commands to queue c % N
 	}
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	qp.cpu = queue_cpu(opts.placement, q, layout.count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
 	if (int rc = worker->start(); rc < 0)
 		return rc;
 	queues_.push_back(std::move(worker));
 	return 0;
+}
+
+// Once per device: "placement auto: queue 0 on CPU 0, queue 1 on CPU 1".
+void tcmu_device::log_placement(const queue_placement &p) const
+{
+	std::string where;
+	for (const auto &w : queues_) {
+		int cpu = w->cpu();
+		where += where.empty() ? ": " : ", ";
+		where += "queue " + std::to_string(w->queue_index()) +
+			 (cpu >= 0 ? " on CPU " + std::to_string(cpu) : " not pinned");
+	}
+	log_info(prefix_, "placement %s%s", to_string(p).c_str(), where.c_str());
 }
 
 void tcmu_device::stop()

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/queue_placement.h"
 #include "core/queue_worker.h"
 #include "device/device_roots.h"
 #include "device/tcmu_configfs.h"
@@ -21,7 +22,7 @@ namespace tcmud {
 struct device_options {
 	size_t max_in_flight = 256;   // command slots per queue
 	unsigned uring_entries = 256; // io_uring SQ entries per queue
-	bool pin_queues = true;       // multi-queue: worker q runs on CPU q
+	queue_placement placement;    // which CPU each queue's worker runs on
 };
 
 class tcmu_device {
@@ -68,6 +69,7 @@ private:
 	};
 	int detect_queues(queue_layout &out);
 	int start_queue(const device_options &opts, const queue_layout &layout, uint32_t q);
+	void log_placement(const queue_placement &p) const;
 
 	device_roots roots_;
 	uio_device_info info_;

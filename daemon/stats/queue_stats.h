@@ -57,6 +57,12 @@ public:
 	void check_condition(uint8_t sense_key) { bump(sense_keys[sense_key & 0xf]); }
 	void latency_ns(uint64_t ns) { bump(latency[latency_bucket(ns)]); }
 	void malformed_entry() { bump(malformed); }
+	// One TMR entry, naming `aborted_here` commands in flight on this queue.
+	void task_management(uint64_t aborted_here)
+	{
+		bump(tmrs);
+		bump(aborted, aborted_here);
+	}
 	void doorbell() { bump(doorbells); }
 
 	// --- any thread ---
