@@ -175,6 +175,7 @@ start_tcmud() {
 # restart must take DEVICE over (its log then holds one more "DEVICE: taken
 # over" line than before). With IO_PID, that process must still be running
 # at every kill, or the kills did not happen under I/O.
+tcmud_kills=0  # in this scenario, over every call
 kill_and_restart_tcmud() {
 	local rounds=$1 name=$2 io_pid=${3:-} round before after ms start_ns dead_ns
 	for round in $(seq "$rounds"); do
@@ -191,7 +192,8 @@ kill_and_restart_tcmud() {
 		start_tcmud
 		after=$(grep -c "$name: taken over" "$TCMUD_LOG" || true)
 		[ "$after" -eq $((before + 1)) ] || fail "restart $round did not take $name over"
-		log "kill $round after ${ms} ms: $name taken over; gone in" \
+		tcmud_kills=$((tcmud_kills + 1))
+		log "kill $tcmud_kills after ${ms} ms: $name taken over; gone in" \
 			"$(((dead_ns - start_ns) / 1000000)) ms, ready in" \
 			"$((($(date +%s%N) - dead_ns) / 1000000)) ms"
 	done
