@@ -1,79 +1,111 @@
 # tcmud on the patched modules (run with --kmod): it detects the multi-queue
-# ABI and serves nr_queues = 1, 2 and 4 with one worker per queue, each woken
-# by its own eventfd. For each: fio crc32c write+verify with 4 jobs, and
-# every queue a CPU maps to did work (the kernel steers CPU c to queue c % N).
-# Then, on a 2-queue device: COMPARE AND WRITE atomicity across queues (two
-# CPUs increment one block's counter through CAW; no increment may be lost),
-# and SIGKILL + restart under write+verify.
+# ABI and serves a device with one worker per queue, each woken by its own
+# eventfd and placed by queue_cpus=auto (worker q on CPU q when N > 1). For
+# nr_queues = 1, 2 and 4, on one device each:
+#  - SIGKILL + restart during write+verify: the restarted daemon takes the
+#    device over (ring reset, BUSY retried) and the verify passes;
+#  - the sg3_utils checks of tcmud-scsi (tests/vm/guest/scsi-checks.sh);
+#  - fio crc32c write+verify with 4 jobs (8 MiB each);
+#  - COMPARE AND WRITE atomicity across queues: CPUs 0 and 1 each increment
+#    one block's counter through read + CAW; no increment may be lost;
+#  - a LUN reset (sg_reset -d) with tmr_notification=1: the kernel puts a
+#    TMR entry on queue 0 and tcmud's worker 0 handles it;
+#  - at removal, each queue's worker logs its counts: every queue a CPU maps
+#    to (the kernel steers CPU c to queue c % N) served commands, the others
+#    none.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
+. "$TCMUD_SRC/tests/vm/guest/scsi-checks.sh"
 [ -n "${TCMUD_KMOD:-}" ] || fail "needs the patched modules (tests/vm/run --kmod DIR)"
 load_target_stack
 start_tcmud
 cpus=$(nproc)
+[ "$cpus" -ge 2 ] || fail "needs at least 2 vCPUs (the CAW race runs on CPUs 0 and 1)"
 
-for n in 1 2 4; do
-	truncate -s 64M /tmp/mq$n.img
-	dir=$TARGET/core/user_0/mq$n
-	mkdir -p "$dir"
-	echo "dev_config=file//tmp/mq$n.img" > "$dir/control"
-	echo "dev_size=$((64 << 20))" > "$dir/control"
-	echo "$n" > "$dir/attrib/nr_queues"
-	echo 1 > "$dir/enable"
-	dev=$(export_via_loop "$dir")
-	grep -q "mq$n: serving /dev/uio.*$n queue(s)" "$TCMUD_LOG" || fail "tcmud did not serve mq$n with $n queues"
-	fio --name=mq --filename="$dev" --size=16M --direct=1 --ioengine=libaio --iodepth=8 \
-		--rw=randwrite --bs=4k --numjobs=4 --offset_increment=16M --size=16M \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --output=/dev/null \
-		|| fail "fio write+verify with $n queues"
-	log "$n queue(s): write+verify passed"
-	remove_all_targets
-	for q in $(seq 0 $((n - 1))); do
-		line=$(grep "mq$n: queue $q: stopped after" "$TCMUD_LOG") || fail "no stop line for queue $q of mq$n"
-		cmds=$(echo "$line" | sed 's/.*after \([0-9]*\) commands.*/\1/')
-		if [ "$q" -lt "$cpus" ]; then
-			[ "$cmds" -gt 0 ] || fail "queue $q of mq$n served no command"
-		else
-			expect_eq "$cmds" 0 "commands on queue $q of mq$n, which no CPU maps to"
-		fi
-		log "mq$n queue $q: $cmds commands"
-	done
-done
-
-truncate -s 64M /tmp/mqc.img
-dir=$TARGET/core/user_0/mqc
-mkdir -p "$dir"
-echo "dev_config=file//tmp/mqc.img" > "$dir/control"
-echo "dev_size=$((64 << 20))" > "$dir/control"
-echo 2 > "$dir/attrib/nr_queues"
-echo 60 > "$dir/attrib/cmd_time_out"
-echo 1 > "$dir/enable"
-dev=$(export_via_loop "$dir")
-
-# caw_increment CPU COUNT: COUNT successful read-then-CAW increments of the
-# decimal counter in LBA 100, issued from CPU (so through queue CPU % 2).
+# caw_increment DEV CPU COUNT: COUNT successful read-then-CAW increments of
+# the decimal counter in LBA 100, issued from CPU (so through queue CPU % N).
 caw_increment() {
-	local cpu=$1 want=$2 done=0 cur
+	local dev=$1 cpu=$2 want=$3 done=0 cur
 	while [ $done -lt "$want" ]; do
 		cur=$(dd if="$dev" bs=512 skip=100 count=1 iflag=direct status=none | tr -d '\0')
 		{ printf '%s' "$cur" | dd bs=512 conv=sync status=none
 		  printf '%s' $((cur + 1)) | dd bs=512 conv=sync status=none; } > /tmp/caw.$cpu
-		if taskset -c "$cpu" sg_compare_and_write --in=/tmp/caw.$cpu --lba=100 --num=1 "$dev" \
-			>/dev/null 2>&1; then
+		if taskset -c "$cpu" sg_compare_and_write --in=/tmp/caw.$cpu --lba=100 --num=1 \
+			"$dev" >/dev/null 2>&1; then
 			done=$((done + 1))
 		fi
 	done
 }
-printf 0 | dd of="$dev" bs=512 seek=100 conv=sync oflag=direct status=none
-if [ "$cpus" -ge 2 ]; then
-	caw_increment 0 25 & a=$!
-	caw_increment 1 25 & b=$!
+
+# check_placement NAME N: the device logged where each worker runs.
+check_placement() {
+	local name=$1 n=$2 line q want
+	line=$(grep "$name: placement auto" "$TCMUD_LOG" | tail -1) \
+		|| fail "$name logged no placement"
+	for q in $(seq 0 $((n - 1))); do
+		want="queue $q on CPU $((q % cpus))"
+		[ "$n" -eq 1 ] && want="queue 0 not pinned"
+		expect_match "$line" "$want([,]|$)" "placement of $name"
+	done
+	log "${line#*: }"
+}
+
+for n in 1 2 4; do
+	start_s=$(date +%s)
+	name=mq$n
+	truncate -s 64M /tmp/$name.img
+	bs=$(USER_BACKSTORE_ATTRS="nr_queues=$n tmr_notification=1 cmd_time_out=60" \
+		create_user_backstore $name file /tmp/$name.img $((64 << 20)) $name-serial)
+	dev=$(export_via_loop "$bs")
+	grep -q "$name: serving /dev/uio.*$n queue(s)" "$TCMUD_LOG" \
+		|| fail "tcmud did not serve $name with $n queues"
+	check_placement $name "$n"
+
+	rm -f /tmp/stop.$name
+	fio_verify_loop "$dev" 16M /tmp/stop.$name & io_pid=$!
+	kill_and_restart_tcmud 1 $name $io_pid
+	touch /tmp/stop.$name
+	wait $io_pid || fail "write+verify across a SIGKILL with $n queues"
+	check_placement $name "$n"
+
+	sg3_checks "$dev" $name-serial 131071
+
+	fio --name=mq --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
+		--rw=randwrite --bs=4k --numjobs=4 --offset_increment=16M --size=8M \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --output=/dev/null \
+		|| fail "fio write+verify, 4 jobs, $n queues"
+	log "$n queue(s): write+verify with 4 jobs passed"
+
+	printf 0 | dd of="$dev" bs=512 seek=100 conv=sync oflag=direct status=none
+	caw_increment "$dev" 0 10 & a=$!
+	caw_increment "$dev" 1 10 & b=$!
 	wait $a; wait $b
 	final=$(dd if="$dev" bs=512 skip=100 count=1 iflag=direct status=none | tr -d '\0')
-	expect_eq "$final" 50 "counter after 2 x 25 COMPARE AND WRITE increments from two queues"
-	log "CAW across queues: 50 increments, none lost"
-fi
+	expect_eq "$final" 20 "counter after 2 x 10 COMPARE AND WRITE increments, $n queues"
+	log "$n queue(s): CAW from CPUs 0 and 1: 20 increments, none lost"
 
-fio_write_verify "$dev" 32M & fio_pid=$!
-kill_and_restart_tcmud 2 mqc
-wait $fio_pid || fail "fio saw an error across 2 daemon kills with 2 queues"
-log "write+verify survived 2 SIGKILLs on 2 queues"
+	before=$(grep -c "$name: queue 0: task management LUN_RESET" "$TCMUD_LOG" || true)
+	sg_reset -d "$dev" >/dev/null || fail "sg_reset -d on $dev"
+	for _ in $(seq 50); do
+		after=$(grep -c "$name: queue 0: task management LUN_RESET" "$TCMUD_LOG" || true)
+		[ "$after" -gt "$before" ] && break
+		sleep 0.1
+	done
+	[ "$after" -gt "$before" ] || fail "no LUN_RESET TMR on queue 0 of $name"
+	log "$(grep "$name: queue 0: task management" "$TCMUD_LOG" | tail -1)"
+	out=$(sg_inq "$dev")
+	expect_match "$out" "LIO-ORG" "INQUIRY after the LUN reset"
+
+	remove_all_targets
+	for q in $(seq 0 $((n - 1))); do
+		line=$(grep "$name: queue $q: stopped after" "$TCMUD_LOG" | tail -1) \
+			|| fail "no stop line for queue $q of $name"
+		cmds=$(echo "$line" | sed 's/.*after \([0-9]*\) commands.*/\1/')
+		if [ "$q" -lt "$cpus" ]; then
+			[ "$cmds" -gt 0 ] || fail "queue $q of $name served no command"
+		else
+			expect_eq "$cmds" 0 "commands on queue $q of $name, which no CPU maps to"
+		fi
+		log "$name queue $q: $cmds commands (since the restart)"
+	done
+	log "nr_queues=$n: $(($(date +%s) - start_s)) s"
+done
