@@ -28,10 +28,16 @@ log "fio write+verify survived 10 SIGKILLs"
 
 log "2: removal under I/O"
 fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
-	--rw=randrw --bs=4k --time_based --runtime=60 --output=/dev/null & busy=$!
+	--rw=randrw --bs=4k --time_based --runtime=60 --output=/dev/null 2>/tmp/busy.err & busy=$!
 sleep 3
+# Seen once in five runs: this fio could not start ("you need to specify
+# size=", i.e. it found no $dev) right after part 1, and the removal then
+# ran without I/O. Logged, not failed, until its cause is known.
+kill -0 $busy 2>/dev/null || log "WARNING: fio had ended before the removal:" \
+	"$(tr '\n' ' ' </tmp/busy.err) $(ls -l "$dev" 2>&1)"
 remove_all_targets
 wait $busy && fail "fio kept running on a removed disk"
+log "fio on the removed disk:$(grep -o 'error on file [^:]*: [^:]*' /tmp/busy.err | sort | uniq -c | tr -s ' \n' ' ')"
 grep -q "life0: released" "$TCMUD_LOG" || fail "tcmud did not release the removed device"
 kill -0 "$TCMUD_PID" || fail "tcmud died when its disk was removed under I/O"
 
