@@ -145,7 +145,7 @@ int run_stats(control::control_client &client, const args &a)
 		}
 		std::vector<stats_row> rows = build_rows(*before, *after);
 		if (a.json) {
-			std::printf("%s\n", rows_json(rows).c_str());
+			std::printf("%s\n", rows_json(rows, interval_seconds(*before, *after)).c_str());
 		} else {
 			if (i > 0)
 				std::printf("\n");

@@ -69,11 +69,17 @@ void print_table(FILE *out, const std::vector<stats_row> &rows)
 	}
 }
 
-std::string rows_json(const std::vector<stats_row> &rows)
+double interval_seconds(const control::control_reply &before, const control::control_reply &after)
+{
+	return after.time_ns > before.time_ns ? double(after.time_ns - before.time_ns) / 1e9 : 0.0;
+}
+
+// interval_s is passed, not taken from a row: with no device there is none.
+std::string rows_json(const std::vector<stats_row> &rows, double interval_s)
 {
 	control::json_writer w;
 	w.begin_object();
-	w.key("interval_s").value(rows.empty() ? 0.0 : rows.front().rates.seconds);
+	w.key("interval_s").value(interval_s);
 	w.key("devices").begin_array();
 	bool open = false;
 	for (const stats_row &r : rows) {

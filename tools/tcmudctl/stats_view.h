@@ -25,7 +25,9 @@ std::vector<stats_row> build_rows(const control::control_reply &before,
 
 void print_table(FILE *out, const std::vector<stats_row> &rows);
 // One JSON line: {"interval_s":..,"devices":[{..,"queues":[..]}]}.
-std::string rows_json(const std::vector<stats_row> &rows);
+std::string rows_json(const std::vector<stats_row> &rows, double interval_s);
+// The daemon's time between two replies, in seconds.
+double interval_seconds(const control::control_reply &before, const control::control_reply &after);
 
 void print_list(FILE *out, const std::vector<control::device_report> &devices);
 

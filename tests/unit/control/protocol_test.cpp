@@ -169,6 +169,20 @@ TEST_CASE("protocol: a reply that is not what the daemon sends is refused")
 	REQUIRE(err.find("latency") != std::string::npos);
 }
 
+TEST_CASE("tcmudctl view: with no device the JSON report still says its interval")
+{
+	control_reply a, b;
+	a.time_ns = 1'000'000'000;
+	b.time_ns = 1'500'000'000;
+	auto rows = tcmud::ctl::build_rows(a, b);
+	REQUIRE(rows.empty());
+	std::string err;
+	auto v = parse_json(tcmud::ctl::rows_json(rows, tcmud::ctl::interval_seconds(a, b)), &err);
+	REQUIRE(v);
+	REQUIRE(v->find("interval_s")->as_double() == Approx(0.5));
+	REQUIRE(v->find("devices")->items.empty());
+}
+
 TEST_CASE("tcmudctl view: rows per device and per queue from two replies")
 {
 	std::string err;
@@ -191,9 +205,10 @@ TEST_CASE("tcmudctl view: rows per device and per queue from two replies")
 	REQUIRE(rows[2].rates.p50_ns == tcmud::stats::latency_bucket_high(20));
 	REQUIRE(rows[3].device == "lun1");
 	REQUIRE(rows[3].rates.iops == Approx(50.0));
-	std::string json = tcmud::ctl::rows_json(rows);
+	std::string json = tcmud::ctl::rows_json(rows, tcmud::ctl::interval_seconds(*before, after));
 	auto v = parse_json(json, &err);
 	REQUIRE(v);
+	REQUIRE(v->find("interval_s")->as_double() == Approx(2.0));
 	REQUIRE(v->find("devices")->items.size() == 2);
 	REQUIRE(v->find("devices")->items[0].find("queues")->items.size() == 2);
 	REQUIRE(v->find("devices")->items[1].find("iops")->as_double() == Approx(50.0));
