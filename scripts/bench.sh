@@ -84,6 +84,8 @@ BENCH_CALLGRIND_IOS=$callgrind_ios
 BENCH_CALLGRIND_JOBS=$callgrind_jobs
 ENV
 vmout=$build/vm-out/bench-mq
+# The scenario's revision, taken before the boot: others may commit during it.
+bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 load_start=$(uptime)
 start=$(date +%s)
 # The verdict also fails the run on kernel warnings such as a hung task
@@ -109,7 +111,6 @@ if [ -z "$commit" ]; then
 	commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	git -C "$tree" diff --quiet HEAD -- daemon handlers include kmod 2>/dev/null || commit="$commit+dirty"
 fi
-bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
 	python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"))' 2>/dev/null || echo unknown)
 python3 "$src/scripts/bench-report.py" --bench "$vmout/bench" --stem "$stem" \
