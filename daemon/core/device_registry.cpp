@@ -23,10 +23,35 @@ size_t device_registry::scan()
 	std::vector<discovery_skip> skipped;
 	for (const uio_device_info &info : discover_tcmu_devices(roots_, &skipped))
 		if (!devices_.count(info.minor))
-			add_device(info, true);
+			add_scanned(info);
 	for (const discovery_skip &s : skipped)
 		log_warn("", "%s: skipped: %s", s.uio.c_str(), strerror(-s.error));
 	return devices_.size();
+}
+
+void device_registry::add_scanned(const uio_device_info &info)
+{
+	tcmu_configfs cfg(roots_, info.name.hba, info.name.device);
+	bool enabled = true;
+	uint32_t index = 0;
+	// Unreadable enable: assume a served device, the common case.
+	if (cfg.enabled(enabled) < 0 || enabled) {
+		add_device(info, true);
+		return;
+	}
+	// Never served: its ring is fresh, no take-over. Answer even a failure,
+	// or the configfs write that created it never returns.
+	int rc = add_device(info, false);
+	std::string name = info.name.subtype + "/" + info.name.device;
+	if (cfg.device_index(index) < 0) {
+		log_error("", "%s: waits for a daemon's reply but its device index is unreadable",
+			  name.c_str());
+		return;
+	}
+	log_info("", "%s: created while no daemon ran; %s and answering its enable", name.c_str(),
+		 rc == 0 ? "serving it" : "refusing it");
+	if (answer_missed_add_)
+		answer_missed_add_(index, name, rc);
 }
 
 int device_registry::add(uint32_t minor)

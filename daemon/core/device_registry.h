@@ -4,6 +4,7 @@
 // control thread only (start-up scan, netlink events, shutdown); the data
 // path never looks here.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,10 +19,16 @@ public:
 	device_registry(device_roots roots, device_options opts);
 	~device_registry();
 
-	// Takes over every tcm-user device that exists now (ring reset: see
-	// tcmu_device::take_over). Returns how many are served; devices that
-	// fail are logged and skipped.
+	// Serves every tcm-user device that exists now: an enabled one is taken
+	// over (ring reset: see tcmu_device::take_over); one still inside its
+	// configfs enable (created while no daemon ran: the kernel waits for an
+	// ADDED_DEVICE reply it sent to nobody) is opened fresh and that reply
+	// is sent through answer_missed_add. Returns how many are served;
+	// devices that fail are logged and skipped.
 	size_t scan();
+	// (LIO device index, device name, 0 or -errno) -> sends the reply.
+	using missed_add_answer = std::function<void(uint32_t, const std::string &, int)>;
+	void set_missed_add_answer(missed_add_answer answer) { answer_missed_add_ = std::move(answer); }
 	// A device appeared (netlink ADDED_DEVICE). 0, or -errno to refuse it.
 	int add(uint32_t minor);
 	// A device is going away (netlink REMOVED_DEVICE): in-flight commands
@@ -34,10 +41,12 @@ public:
 
 private:
 	int add_device(const uio_device_info &info, bool takeover);
+	void add_scanned(const uio_device_info &info);
 
 	device_roots roots_;
 	device_options opts_;
 	std::map<uint32_t, std::unique_ptr<tcmu_device>> devices_;
+	missed_add_answer answer_missed_add_;
 };
 
 } // namespace tcmud

@@ -277,6 +277,11 @@ int serve(const options &o, settings s)
 	if (!nl)
 		log_warn("", "no TCM-USER netlink (%s): serving existing devices only",
 			 strerror(-error));
+	else
+		devices.set_missed_add_answer(
+			[&nl](uint32_t id, const std::string &name, int rc) {
+				nl->answer_missed_add(id, name, rc);
+			});
 	size_t n = devices.scan();
 	// After pthread_sigmask: GDBus's own thread inherits the blocked set.
 	std::unique_ptr<dbus_service> dbus;

@@ -84,6 +84,36 @@ int tcmu_configfs::emulate_write_cache(bool &out) const
 	return 0;
 }
 
+int tcmu_configfs::enabled(bool &out) const
+{
+	std::string text;
+	uint64_t v = 0;
+	if (!valid_)
+		return -EINVAL;
+	if (int r = read_attribute(dir_ / "enable", text); r < 0)
+		return r;
+	if (int r = parse_u64(text, v); r < 0)
+		return r;
+	out = v != 0;
+	return 0;
+}
+
+int tcmu_configfs::device_index(uint32_t &out) const
+{
+	std::string text;
+	uint64_t v = 0;
+	if (!valid_)
+		return -EINVAL;
+	if (int r = read_attribute(dir_ / "statistics" / "scsi_dev" / "indx", text); r < 0)
+		return r;
+	if (int r = parse_u64(text, v); r < 0)
+		return r;
+	if (v > UINT32_MAX)
+		return -ERANGE;
+	out = static_cast<uint32_t>(v);
+	return 0;
+}
+
 int tcmu_configfs::info(std::string &out) const
 {
 	if (!valid_)

@@ -45,6 +45,14 @@ public:
 	// "T10 VPD Unit Serial Number: " label.
 	int unit_serial(std::string &out) const;
 
+	// The device's "enable": 1 once configured. A tcm-user device whose
+	// uio exists but reads 0 is still inside its configfs enable, waiting
+	// for a daemon's ADDED_DEVICE reply.
+	int enabled(bool &out) const;
+	// LIO's device index (statistics/scsi_dev/indx): the TCMU_ATTR_DEVICE_ID
+	// the kernel puts in netlink events and expects back in replies.
+	int device_index(uint32_t &out) const;
+
 	// action/block_dev: 1 stops the kernel queueing to the ring, 0 resumes.
 	int block_dev(bool block) const;
 	// action/reset_ring: fails commands in flight and zeroes head and tail.

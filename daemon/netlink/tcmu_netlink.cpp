@@ -135,6 +135,15 @@ int tcmu_netlink::send_reply(const tcmu_netlink_event &ev, int status)
 	return rc < 0 ? -EIO : 0;
 }
 
+int tcmu_netlink::answer_missed_add(uint32_t device_id, const std::string &name, int status)
+{
+	tcmu_netlink_event ev;
+	ev.cmd = TCMUD_CMD_ADDED_DEVICE;
+	ev.device_id = device_id;
+	ev.uio_name = name;
+	return send_reply(ev, status);
+}
+
 std::optional<tcmu_netlink_event> tcmu_netlink::parse(nl_msg *msg)
 {
 	init_policy();

@@ -50,6 +50,12 @@ public:
 	// each and sends its reply. Non-blocking; 0 or -errno.
 	int dispatch();
 
+	// Answers an ADDED_DEVICE this daemon never received: the kernel sent
+	// it while no daemon listened and still waits in the device's configfs
+	// enable. device_id is LIO's device index; name is for the log.
+	// 0, or -errno; nothing waiting for it is not an error.
+	int answer_missed_add(uint32_t device_id, const std::string &name, int status);
+
 	// Parses one message; exposed for the unit tests.
 	static std::optional<tcmu_netlink_event> parse(nl_msg *msg);
 

@@ -124,3 +124,28 @@ TEST_CASE("a device name that is not one path component is refused")
 	CHECK(cfg.block_dev(true) == -EINVAL);
 	CHECK(cfg.reset_ring(ring_reset_level::busy) == -EINVAL);
 }
+
+TEST_CASE("enable and the LIO device index (the netlink device id) are read")
+{
+	configfs_device d;
+	fake_tree::write(d.dir / "enable", "0\n");
+	fake_tree::write(d.dir / "statistics" / "scsi_dev" / "indx", "42\n");
+	bool on = true;
+	uint32_t index = 0;
+	REQUIRE(d.cfg.enabled(on) == 0);
+	CHECK_FALSE(on);
+	REQUIRE(d.cfg.device_index(index) == 0);
+	CHECK(index == 42);
+	fake_tree::write(d.dir / "enable", "1\n");
+	REQUIRE(d.cfg.enabled(on) == 0);
+	CHECK(on);
+}
+
+TEST_CASE("a missing enable or index file is an error, not a default")
+{
+	configfs_device d;
+	bool on = false;
+	uint32_t index = 0;
+	CHECK(d.cfg.enabled(on) == -ENOENT);
+	CHECK(d.cfg.device_index(index) == -ENOENT);
+}
