@@ -47,7 +47,8 @@ run_vm_suite() {
 	shift
 	mapfile -t scenarios < <(grep -v '^\s*\(#\|$\)' "$list")
 	[ ${#scenarios[@]} -gt 0 ] || return 0
-	tests/vm/run --build "$build" --out "$out" "$@" "${scenarios[@]}"
+	# 600 s per scenario: a hung one still ends, a slow emulated run does not.
+	tests/vm/run --build "$build" --out "$out" --timeout 600 "$@" "${scenarios[@]}"
 	local name verdict
 	for name in "${scenarios[@]}"; do
 		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
