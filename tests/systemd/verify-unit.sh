@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks systemd/tcmud.service the way systemd itself reads it, offline:
+# `systemd-analyze verify` on the unit as meson configures it (ExecStart
+# pointed at the tcmud just built, so the check that the binary exists is a
+# real one). systemd-analyze exits 0 even for a directive it ignores, so any
+# line it prints fails the test: a misspelt key or value would otherwise
+# silently drop hardening or change the service type.
+#   verify-unit.sh UNIT_TEMPLATE TCMUD_BINARY
+set -euo pipefail
+template=$1 tcmud=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+sed "s|@SBINDIR@/tcmud|$tcmud|" "$template" > "$dir/tcmud.service"
+grep -q "^ExecStart=$tcmud\$" "$dir/tcmud.service" || { echo "no ExecStart=@SBINDIR@/tcmud in $template"; exit 1; }
+out=$(cd "$dir" && systemd-analyze verify --man=no ./tcmud.service 2>&1) || {
+	echo "$out"; echo "systemd-analyze verify failed"; exit 1; }
+if [ -n "$out" ]; then
+	echo "$out"
+	echo "systemd-analyze printed the lines above: a directive is wrong or ignored"
+	exit 1
+fi
+# The settings the README and docs/admin.md promise, as systemd parsed them.
+for want in Type=notify Restart=on-failure "Before=rtslib-fb-targetctl.service target.service" \
+	RuntimeDirectory=tcmud; do
+	grep -qx "$want" "$dir/tcmud.service" || { echo "tcmud.service lacks $want"; exit 1; }
+done
+echo "tcmud.service: systemd-analyze verify clean"
