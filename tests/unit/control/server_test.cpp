@@ -25,6 +25,7 @@
 #include "core/handler_registry.h"
 #include "core/queue_worker.h"
 #include "kernel_ring_model.h"
+#include "worker_rig.h"
 #include "log/log.h"
 #include "stats_view.h"
 
@@ -51,73 +52,13 @@ struct temp_dir {
 };
 
 // One queue worker on the ring model, as in tests/unit/core.
-struct queue_harness {
-	kernel_ring_model model;
-	int sv[2] = {-1, -1};
-	std::filesystem::path file;
-	std::unique_ptr<backstore> store;
-	std::unique_ptr<scsi::logical_unit> lu;
-	std::unique_ptr<queue_worker> worker;
-
-	queue_harness()
-	{
-		REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-		REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
-		char tmpl[] = "/tmp/tcmud-ctl-img-XXXXXX";
-		int fd = mkstemp(tmpl);
-		REQUIRE(fd >= 0);
-		REQUIRE(ftruncate(fd, blocks * block) == 0);
-		close(fd);
-		file = tmpl;
-		backstore_config bc;
-		bc.subtype = "file";
-		bc.cfgstring = file.string();
-		bc.dev_size = blocks * block;
-		bc.block_size = block;
-		int error = 0;
-		std::string reason;
-		store = find_handler("file")->open(bc, &error, &reason);
-		REQUIRE(store);
-		scsi::logical_unit_config lc;
-		lc.block_size = block;
-		lc.num_blocks = blocks;
-		lc.caps = store->caps();
-		std::string why;
-		lu = scsi::logical_unit::create(std::move(lc), &why);
-		REQUIRE(lu);
-		queue_params qp;
-		qp.map = model.mapping();
-		qp.uio_fd = sv[0];
-		qp.log_prefix = "file/ctl:";
-		qp.lu = lu.get();
-		qp.store = store.get();
-		qp.ring.max_in_flight = 32;
-		worker = std::make_unique<queue_worker>(qp);
-		REQUIRE(worker->start() == 0);
-	}
-
-	~queue_harness()
-	{
-		worker.reset();
-		close(sv[0]);
-		close(sv[1]);
-		std::filesystem::remove(file);
-	}
+struct queue_harness : tcmud::test::single_queue_rig {
+	queue_harness() : single_queue_rig(block, blocks, "file/ctl:") {}
 
 	void run(size_t want)
 	{
-		uint32_t one = 1;
-		REQUIRE(write(sv[1], &one, sizeof(one)) == sizeof(one));
-		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-		while (model.completions().size() < want) {
-			REQUIRE(std::chrono::steady_clock::now() < deadline);
-			pollfd p{sv[1], POLLIN, 0};
-			if (poll(&p, 1, 100) <= 0)
-				continue;
-			uint32_t q;
-			REQUIRE(read(sv[1], &q, sizeof(q)) == sizeof(q));
-			model.handle_completions();
-		}
+		interrupt();
+		collect(want);
 	}
 };
 
@@ -163,7 +104,7 @@ report_source one_device(queue_harness &h)
 		d.hba = "user_1";
 		d.uio = "uio0";
 		d.subtype = "file";
-		d.cfgstring = h.file.string();
+		d.cfgstring = h.unit.file.string();
 		d.state = "serving";
 		d.size_bytes = blocks * block;
 		d.block_size = block;

@@ -20,6 +20,7 @@
 #include "core/handler_registry.h"
 #include "core/queue_worker.h"
 #include "kernel_mq_model.h"
+#include "worker_rig.h"
 #include "log/log.h"
 
 using namespace tcmud;
@@ -33,40 +34,13 @@ constexpr uint64_t blocks = 4096;
 
 struct mq_harness {
 	kernel_mq_model model;
-	std::filesystem::path file;
-	std::unique_ptr<backstore> store;
-	std::unique_ptr<scsi::logical_unit> lu;
+	tcmud::test::scratch_unit unit{block, blocks};
 	std::vector<std::unique_ptr<queue_worker>> workers;
 	// Per queue: how many commands were queued (the kernel's view).
 	std::vector<size_t> queued;
 
 	explicit mq_harness(unsigned n) : model(n), queued(n, 0)
 	{
-		char tmpl[] = "/tmp/tcmud-mq-XXXXXX";
-		int fd = mkstemp(tmpl);
-		REQUIRE(fd >= 0);
-		REQUIRE(ftruncate(fd, blocks * block) == 0);
-		close(fd);
-		file = tmpl;
-
-		backstore_config bc;
-		bc.subtype = "file";
-		bc.cfgstring = file.string();
-		bc.dev_size = blocks * block;
-		bc.block_size = block;
-		int error = 0;
-		std::string reason;
-		store = find_handler("file")->open(bc, &error, &reason);
-		REQUIRE(store);
-
-		scsi::logical_unit_config lc;
-		lc.block_size = block;
-		lc.num_blocks = blocks;
-		lc.caps = store->caps();
-		std::string why;
-		lu = scsi::logical_unit::create(std::move(lc), &why);
-		REQUIRE(lu);
-
 		for (unsigned q = 0; q < n; ++q) {
 			queue_params qp;
 			qp.map = model.ring(q).mapping();
@@ -74,8 +48,8 @@ struct mq_harness {
 			qp.event_fd = model.event_fd(q);
 			qp.queue_index = q;
 			qp.log_prefix = "file/mq" + std::to_string(q) + ":";
-			qp.lu = lu.get();
-			qp.store = store.get();
+			qp.lu = unit.lu.get();
+			qp.store = unit.store.get();
 			qp.ring.max_in_flight = 32;
 			workers.push_back(std::make_unique<queue_worker>(qp));
 			REQUIRE(workers.back()->start() == 0);
@@ -85,7 +59,6 @@ struct mq_harness {
 	~mq_harness()
 	{
 		workers.clear();
-		std::filesystem::remove(file);
 	}
 
 	// Queues a command from `cpu`; the caller wakes the queues.

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "worker_rig.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "core/handler_registry.h"
+
+namespace tcmud::test {
+
+scratch_unit::scratch_unit(uint32_t block, uint64_t blocks)
+{
+	char tmpl[] = "/tmp/tcmud-unit-XXXXXX";
+	int fd = mkstemp(tmpl);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, static_cast<off_t>(blocks * block)) == 0);
+	close(fd);
+	file = tmpl;
+
+	backstore_config bc;
+	bc.subtype = "file";
+	bc.cfgstring = file.string();
+	bc.dev_size = blocks * block;
+	bc.block_size = block;
+	int error = 0;
+	std::string reason;
+	store = find_handler("file")->open(bc, &error, &reason);
+	INFO(reason);
+	REQUIRE(store);
+
+	scsi::logical_unit_config lc;
+	lc.block_size = block;
+	lc.num_blocks = blocks;
+	lc.caps = store->caps();
+	std::string why;
+	lu = scsi::logical_unit::create(std::move(lc), &why);
+	INFO(why);
+	REQUIRE(lu);
+}
+
+scratch_unit::~scratch_unit()
+{
+	std::filesystem::remove(file);
+}
+
+single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
+				   const std::string &log_prefix)
+	: unit(block, blocks)
+{
+	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+	REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
+	queue_params qp;
+	qp.map = model.mapping();
+	qp.uio_fd = sv[0];
+	qp.log_prefix = log_prefix;
+	qp.lu = unit.lu.get();
+	qp.store = unit.store.get();
+	qp.ring.max_in_flight = 32;
+	worker = std::make_unique<queue_worker>(qp);
+	REQUIRE(worker->start() == 0);
+}
+
+single_queue_rig::~single_queue_rig()
+{
+	worker.reset();
+	close(sv[0]);
+	close(sv[1]);
+}
+
+void single_queue_rig::interrupt()
+{
+	uint32_t one = 1;
+	REQUIRE(write(sv[1], &one, sizeof(one)) == sizeof(one));
+}
+
+size_t single_queue_rig::collect(size_t want)
+{
+	size_t notifies = 0;
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (model.completions().size() < want) {
+		REQUIRE(std::chrono::steady_clock::now() < deadline);
+		pollfd p{sv[1], POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		uint32_t q;
+		REQUIRE(read(sv[1], &q, sizeof(q)) == sizeof(q));
+		CHECK(q == 0);
+		++notifies;
+		model.handle_completions();
+		REQUIRE_FALSE(model.broken());
+	}
+	return notifies;
+}
+
+} // namespace tcmud::test
