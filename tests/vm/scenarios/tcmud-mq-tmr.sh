@@ -40,12 +40,17 @@ tmr_cleanup() {
 	losetup -d "$loop" 2>/dev/null || true
 }
 trap 'rc=$?; tmr_cleanup; exit $rc' EXIT
-delay_reads 15000
+# No delay until the disk is up: the kernel's partition scan reads several
+# blocks one after another while it holds the disk's open mutex, so with
+# reads held 15 s each, dd could not even open the disk for a minute.
+delay_reads 0
 start_tcmud
 bs=$(USER_BACKSTORE_ATTRS="nr_queues=2 tmr_notification=1 cmd_time_out=60" \
 	create_user_backstore tmr file "/dev/mapper/slow;direct=1" $size)
 dev=$(export_via_loop "$bs")
 grep -q "tmr: serving /dev/uio.*2 queue(s)" "$TCMUD_LOG" || fail "tcmud did not serve tmr with 2 queues"
+blockdev --getsize64 "$dev" >/dev/null # an open waits for the scan to end
+delay_reads 15000
 
 tmr_lines() { grep -c "tmr: queue $1: task management LUN_RESET" "$TCMUD_LOG" || true; }
 q0_before=$(tmr_lines 0) q1_before=$(tmr_lines 1)
