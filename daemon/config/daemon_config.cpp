@@ -106,13 +106,10 @@ std::string set_log_dir(std::string_view v, daemon_config *out)
 	return "";
 }
 
-// "none" turns the socket off; anything else must be an absolute path that
-// fits a sockaddr_un (107 bytes).
 std::string set_control_socket(std::string_view v, daemon_config *out)
 {
-	if (v != "none" && (v[0] != '/' || v.size() > 107))
-		return "control_socket: " + quoted(v) + " is neither none nor an absolute path "
-		       "of at most 107 bytes";
+	if (std::string why = check_control_socket(v); !why.empty())
+		return "control_socket: " + why;
 	out->control_socket = std::string(v);
 	return "";
 }
@@ -284,6 +281,13 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 		false,
 	};
 	return parse_with(table, text, file_name, out, errors);
+}
+
+std::string check_control_socket(std::string_view path)
+{
+	if (path == "none" || (path.starts_with('/') && path.size() <= 107))
+		return "";
+	return quoted(path) + " is neither none nor an absolute path of at most 107 bytes";
 }
 
 bool load_daemon_config(const config_paths &paths, daemon_config *out,

@@ -60,6 +60,11 @@ bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_
 bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_config *out,
 		     std::vector<std::string> *errors);
 
+// control_socket's rule, for the file and --control-socket alike: "none" or
+// an absolute path that fits a sockaddr_un (107 bytes). "" if acceptable,
+// else the reason.
+std::string check_control_socket(std::string_view path);
+
 // Reads both files (a missing file is fine unless required) and merges them:
 // tcmu.conf first, tcmud.conf over it. Returns true if there was no error.
 // Safe to call again on SIGHUP: it only reads files and fills *out.

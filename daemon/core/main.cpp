@@ -153,8 +153,8 @@ int parse_args(int argc, char **argv, options &o)
 		case 'd': o.cli.log_dir = optarg; break;
 		case 'n': o.cli.dbus = false; break;
 		case 'S':
-			if (std::strcmp(optarg, "none") && optarg[0] != '/') {
-				std::fprintf(stderr, "tcmud: --control-socket wants an absolute path or none\n");
+			if (std::string why = check_control_socket(optarg); !why.empty()) {
+				std::fprintf(stderr, "tcmud: --control-socket: %s\n", why.c_str());
 				return 2;
 			}
 			o.cli.control_socket = optarg;

@@ -255,3 +255,21 @@ TEST_CASE("sd_notify_state: sends the state as one datagram to the socket", "[co
 	}
 	unsetenv("NOTIFY_SOCKET");
 }
+
+TEST_CASE("control_socket takes none or an absolute path that fits a sockaddr_un", "[config]")
+{
+	parsed p = tcmud_conf("control_socket = /run/x/tcmud.sock\n");
+	REQUIRE(p.ok);
+	CHECK(*p.config.control_socket == "/run/x/tcmud.sock");
+	CHECK(tcmud_conf("control_socket = none\n").ok);
+
+	parsed relative = tcmud_conf("control_socket = run/tcmud.sock\n");
+	CHECK_FALSE(relative.ok);
+	REQUIRE(relative.errors.size() == 1);
+	CHECK(relative.errors[0].find("tcmud.conf:1: control_socket:") != std::string::npos);
+
+	// The same rule serves --control-socket.
+	CHECK(check_control_socket("/" + std::string(106, 'a')).empty());
+	CHECK_FALSE(check_control_socket("/" + std::string(107, 'a')).empty());
+	CHECK_FALSE(check_control_socket("").empty());
+}
