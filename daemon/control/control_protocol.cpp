@@ -44,6 +44,8 @@ void write_device(json_writer &w, const device_report &d, bool with_stats)
 	w.key("size").value(d.size_bytes);
 	w.key("block_size").value(uint64_t(d.block_size));
 	w.key("nr_queues").value(uint64_t(d.nr_queues));
+	w.key("max_in_flight").value(d.max_in_flight);
+	w.key("uring_entries").value(uint64_t(d.uring_entries));
 	if (with_stats) {
 		w.key("queues").begin_array();
 		for (size_t i = 0; i < d.queues.size(); ++i)
@@ -134,16 +136,19 @@ bool read_queue(const json_value &o, stats::queue_snapshot &q, std::string *erro
 
 bool read_device(const json_value &o, device_report &d, std::string *error)
 {
-	uint64_t block = 0, nq = 0;
+	uint64_t block = 0, nq = 0, entries = 0;
 	if (!(get_string(o, "name", d.name, error) && get_string(o, "hba", d.hba, error) &&
 	      get_string(o, "uio", d.uio, error) && get_string(o, "subtype", d.subtype, error) &&
 	      get_string(o, "cfgstring", d.cfgstring, error) &&
 	      get_string(o, "state", d.state, error) &&
 	      get_u64(o, "size", d.size_bytes, error) && get_u64(o, "block_size", block, error) &&
-	      get_u64(o, "nr_queues", nq, error)))
+	      get_u64(o, "nr_queues", nq, error) &&
+	      get_u64(o, "max_in_flight", d.max_in_flight, error) &&
+	      get_u64(o, "uring_entries", entries, error)))
 		return false;
 	d.block_size = uint32_t(block);
 	d.nr_queues = uint32_t(nq);
+	d.uring_entries = uint32_t(entries);
 	const json_value *qs = o.find("queues");
 	if (!qs)
 		return true;

@@ -41,6 +41,8 @@ struct device_report {
 	uint64_t size_bytes = 0;
 	uint32_t block_size = 0;
 	uint32_t nr_queues = 0;
+	uint64_t max_in_flight = 0; // command slots per queue
+	uint32_t uring_entries = 0; // io_uring entries per queue
 	std::vector<stats::queue_snapshot> queues; // stats only, index = queue
 };
 

@@ -36,6 +36,11 @@ public:
 	int remove(uint32_t minor);
 	void remove_all();
 
+	// Options for devices added from now on (a SIGHUP reload); devices
+	// already served keep the rings they were opened with.
+	void set_options(const device_options &opts) { opts_ = opts; }
+	const device_options &options() const { return opts_; }
+
 	size_t size() const { return devices_.size(); }
 	const std::map<uint32_t, std::unique_ptr<tcmu_device>> &devices() const { return devices_; }
 

@@ -23,6 +23,10 @@ std::vector<control::device_report> device_reports(const device_registry &device
 		r.size_bytes = dev->size_bytes();
 		r.block_size = dev->block_size();
 		r.nr_queues = uint32_t(dev->queues().size());
+		if (!dev->queues().empty()) {
+			r.max_in_flight = dev->queues().front()->max_in_flight();
+			r.uring_entries = dev->queues().front()->uring_entries();
+		}
 		if (with_stats)
 			for (const auto &q : dev->queues())
 				r.queues.push_back(q->stats().snapshot());

@@ -231,9 +231,10 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 }
 
 // SIGHUP: re-read the files. Logging changes at once; slot and ring sizes
-// apply to devices added from now on (a running queue keeps its rings).
-// An invalid file changes nothing: I/O never stops for a typo.
-void reload(const options &o, settings &current)
+// and queue placement apply to devices added from now on (a running queue
+// keeps its rings). An invalid file changes nothing: I/O never stops for a
+// typo.
+void reload(const options &o, settings &current, device_registry &devices)
 {
 	sd_notify_state("RELOADING=1");
 	settings next;
@@ -246,7 +247,10 @@ void reload(const options &o, settings &current)
 			log_warn("", "the control_socket setting changes only at restart");
 		next.control_socket = current.control_socket;
 		current = next;
-		log_info("", "configuration reloaded");
+		devices.set_options(current.device);
+		log_info("", "configuration reloaded (new devices: max_in_flight %zu, "
+			 "uring_entries %u)", current.device.max_in_flight,
+			 current.device.uring_entries);
 	} else {
 		log_error("", "configuration not reloaded; keeping the running one");
 	}
@@ -326,7 +330,7 @@ int serve(const options &o, settings s)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			if (si.ssi_signo == SIGHUP) {
-				reload(o, s);
+				reload(o, s, devices);
 				continue;
 			}
 			log_info("", "%s: stopping", strsignal(int(si.ssi_signo)));

@@ -68,6 +68,9 @@ public:
 
 	const queue_stats &stats() const { return stats_; }
 	uint32_t queue_index() const { return params_.queue_index; }
+	// The sizes this queue was opened with (tcmud.conf at the device's add).
+	size_t max_in_flight() const { return params_.ring.max_in_flight; }
+	unsigned uring_entries() const { return params_.uring_entries; }
 	// The CPU the thread was pinned to, -1 if none (or pinning failed).
 	// Valid once start() returned.
 	int cpu() const { return pinned_cpu_; }

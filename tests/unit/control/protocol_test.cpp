@@ -92,6 +92,8 @@ report_source two_devices()
 		v[0].size_bytes = 1ull << 40;
 		v[0].block_size = 4096;
 		v[0].nr_queues = 2;
+		v[0].max_in_flight = 512;
+		v[0].uring_entries = 1024;
 		v[1] = v[0];
 		v[1].name = "lun1";
 		v[1].uio = "uio1";
@@ -126,6 +128,8 @@ TEST_CASE("protocol: a stats reply round-trips every counter exactly")
 	REQUIRE(d.size_bytes == 1ull << 40);
 	REQUIRE(d.block_size == 4096);
 	REQUIRE(d.nr_queues == 2);
+	REQUIRE(d.max_in_flight == 512);
+	REQUIRE(d.uring_entries == 1024);
 	REQUIRE(d.queues.size() == 2);
 	REQUIRE(d.queues[0].commands == (1ull << 63) + 1);
 	REQUIRE(d.queues[0].sense_keys[5] == 4);
