@@ -4,12 +4,13 @@
 #include <array>
 
 #include "file/file_handler.h"
+#include "ram/ram_handler.h"
 
 namespace tcmud {
 
 std::span<const handler_ops *const> builtin_handlers()
 {
-	static const std::array<const handler_ops *, 1> handlers = {&file_handler};
+	static const std::array<const handler_ops *, 2> handlers = {&file_handler, &ram_handler};
 	return handlers;
 }
 
