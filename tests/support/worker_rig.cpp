@@ -15,23 +15,26 @@
 
 namespace tcmud::test {
 
-scratch_unit::scratch_unit(uint32_t block, uint64_t blocks)
+scratch_unit::scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype)
 {
-	char tmpl[] = "/tmp/tcmud-unit-XXXXXX";
-	int fd = mkstemp(tmpl);
-	REQUIRE(fd >= 0);
-	REQUIRE(ftruncate(fd, static_cast<off_t>(blocks * block)) == 0);
-	close(fd);
-	file = tmpl;
-
 	backstore_config bc;
-	bc.subtype = "file";
-	bc.cfgstring = file.string();
+	bc.subtype = subtype;
+	if (subtype == "file") {
+		char tmpl[] = "/tmp/tcmud-unit-XXXXXX";
+		int fd = mkstemp(tmpl);
+		REQUIRE(fd >= 0);
+		REQUIRE(ftruncate(fd, static_cast<off_t>(blocks * block)) == 0);
+		close(fd);
+		file = tmpl;
+		bc.cfgstring = file.string();
+	}
 	bc.dev_size = blocks * block;
 	bc.block_size = block;
 	int error = 0;
 	std::string reason;
-	store = find_handler("file")->open(bc, &error, &reason);
+	const handler_ops *handler = find_handler(subtype);
+	REQUIRE(handler);
+	store = handler->open(bc, &error, &reason);
 	INFO(reason);
 	REQUIRE(store);
 
@@ -47,12 +50,14 @@ scratch_unit::scratch_unit(uint32_t block, uint64_t blocks)
 
 scratch_unit::~scratch_unit()
 {
-	std::filesystem::remove(file);
+	if (!file.empty())
+		std::filesystem::remove(file);
 }
 
 single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
-				   const std::string &log_prefix)
-	: unit(block, blocks)
+				   const std::string &log_prefix, const std::string &subtype,
+				   size_t max_in_flight)
+	: unit(block, blocks, subtype)
 {
 	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
 	REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
@@ -62,7 +67,7 @@ single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 	qp.log_prefix = log_prefix;
 	qp.lu = unit.lu.get();
 	qp.store = unit.store.get();
-	qp.ring.max_in_flight = 32;
+	qp.ring.max_in_flight = max_in_flight;
 	worker = std::make_unique<queue_worker>(qp);
 	REQUIRE(worker->start() == 0);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // What the queue-worker tests stand on. scratch_unit: a temp file served by
-// the real file handler, and the logical unit over it. single_queue_rig: one
+// the real file handler (or memory, by the ram handler), and the logical
+// unit over it. single_queue_rig: one
 // queue worker on the in-process ring model, a socketpair standing in for
 // /dev/uioN (the test writes to raise the "interrupt"; the worker's 4-byte
 // notify comes back on the other end).
@@ -23,7 +24,8 @@ struct scratch_unit {
 	std::unique_ptr<backstore> store;
 	std::unique_ptr<scsi::logical_unit> lu;
 
-	scratch_unit(uint32_t block, uint64_t blocks);
+	// subtype: "file" (a temp file) or "ram" (no file at all).
+	scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype = "file");
 	~scratch_unit();
 	scratch_unit(const scratch_unit &) = delete;
 	scratch_unit &operator=(const scratch_unit &) = delete;
@@ -35,7 +37,8 @@ struct single_queue_rig {
 	scratch_unit unit;
 	std::unique_ptr<queue_worker> worker;
 
-	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix);
+	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix,
+			 const std::string &subtype = "file", size_t max_in_flight = 32);
 	~single_queue_rig();
 	single_queue_rig(const single_queue_rig &) = delete;
 	single_queue_rig &operator=(const single_queue_rig &) = delete;

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The queue worker's user-space instructions per command, counted by
+# callgrind on the host (no VM): tests/bench/worker_cost drives one worker on
+# the in-process ring model with a ram LUN; only the worker thread's
+# instructions are counted, divided by the number of commands. Repeatable to
+# the instruction for the same binary and arguments.
+#
+#   scripts/worker-cost.sh [--build DIR] [--commands N] [--batch B] [--op read|write] [--top K]
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$src/build commands=20000 batch=8 op=read top=15
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--commands) commands=$2; shift 2 ;;
+	--batch) batch=$2; shift 2 ;;
+	--op) op=$2; shift 2 ;;
+	--top) top=$2; shift 2 ;;
+	*) echo "usage: $0 [--build DIR] [--commands N] [--batch B] [--op read|write] [--top K]" >&2; exit 2 ;;
+	esac
+done
+command -v valgrind >/dev/null || { echo "worker-cost: valgrind is not installed" >&2; exit 77; }
+exe=$build/tests/bench/worker_cost
+[ -x "$exe" ] || { echo "worker-cost: $exe missing (ninja -C $build)" >&2; exit 2; }
+out=$(mktemp -d /tmp/worker-cost.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+# run COMMANDS -> the worker thread's instruction total
+run() {
+	rm -f "$out"/cg.*
+	WORKER_COST_COMMANDS=$1 WORKER_COST_BATCH=$batch WORKER_COST_OP=$op \
+		valgrind --tool=callgrind --separate-threads=yes \
+		--callgrind-out-file="$out/cg.%p" "$exe" "[bench]" >"$out/log" 2>&1 \
+		|| { cat "$out/log" >&2; exit 1; }
+	local f
+	f=$(grep -l 'queue_worker::serve' "$out"/cg.* | head -1)
+	[ -n "$f" ] || { echo "worker-cost: no thread ran queue_worker::serve" >&2; exit 1; }
+	cp "$f" "$out/worker.$1"
+	awk '/^(summary|totals):/ { print $2; exit }' "$f"
+}
+
+# Two runs, N and 2N commands: the difference is the steady state per
+# command, free of the worker's set-up and teardown.
+small=$(run "$commands")
+large=$(run $((commands * 2)))
+per=$(awk -v a="$small" -v b="$large" -v n="$commands" 'BEGIN { printf "%.0f", (b - a) / n }')
+echo "worker thread: $small instructions for $commands commands, $large for $((commands * 2))"
+echo "per command ($op 4 KiB, $batch per doorbell): $per instructions"
+if [ "$top" -gt 0 ] && command -v callgrind_annotate >/dev/null; then
+	echo "top functions (self, $((commands * 2)) commands):"
+	callgrind_annotate --threshold=99 "$out/worker.$((commands * 2))" 2>/dev/null \
+		| awk '/^-+$/ { sep++ ; next } sep >= 3 && NF' | head -n "$top"
+fi
