@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The SBC-4 commands a non-removable disk answers without moving user data:
-// PREVENT ALLOW MEDIUM REMOVAL (SBC-4 5.13), READ DEFECT DATA 10/12
-// (5.20/5.21) and PRE-FETCH 10/16 (5.9/5.10).
+// FORMAT UNIT (SBC-4 5.4), PREVENT ALLOW MEDIUM REMOVAL (5.13), READ DEFECT
+// DATA 10/12 (5.20/5.21), PRE-FETCH 10/16 (5.9/5.10) and SEND DIAGNOSTIC
+// (SPC-5 6.42).
 #include <algorithm>
 #include <array>
 
@@ -51,6 +52,74 @@ void prefetch_next(command &cmd)
 }
 
 } // namespace
+
+// FORMAT UNIT is mandatory in SBC-4. Without a parameter list (FMTDATA 0),
+// no protection information (FMTPINFO 0) and FFMT 00b the device keeps its
+// geometry and there is nothing to lay out on a file: GOOD, and the blocks
+// keep their data (SBC-4 leaves the content vendor specific without an
+// initialization pattern). A parameter list, protection information or a
+// fast format asks for something this unit cannot do.
+void handle_format_unit(command &cmd, int64_t)
+{
+	std::span<const uint8_t> cdb = cmd.cdb();
+	if (cdb[1] & 0x10) {
+		finish_invalid_cdb(cmd, 1, 4);
+		return;
+	}
+	cmd.finish_good();
+}
+
+// SEND DIAGNOSTIC is mandatory for every device (SPC-5). SELFTEST 1 runs the
+// default self-test: a read of the first block through the backstore, whose
+// failure is reported as the read's error. SELFTEST 0 with no parameter list
+// (or the self-test codes' "abort", which has nothing to abort) is GOOD.
+// Background and foreground extended self-tests need a self-test log this
+// unit does not keep.
+void handle_send_diagnostic(command &cmd, int64_t)
+{
+	std::span<const uint8_t> cdb = cmd.cdb();
+	uint8_t code = cdb[1] >> 5;
+	bool selftest = cdb[1] & 0x04;
+	uint16_t list_length = get_be16(cdb, 3);
+	if (selftest && code != 0) {
+		finish_invalid_cdb(cmd, 1, 7);
+		return;
+	}
+	if (code != 0 && code != 4) {  // 100b: abort background self-test
+		finish_invalid_cdb(cmd, 1, 7);
+		return;
+	}
+	if (list_length != 0) {
+		// No diagnostic page is supported (SUPPORTED DIAGNOSTIC PAGES is
+		// not either), so any list holds an unsupported page.
+		finish_invalid_cdb(cmd, 3);
+		return;
+	}
+	if (!selftest) {
+		cmd.finish_good();
+		return;
+	}
+	uint32_t bs = cmd.lu().block_size();
+	std::vector<uint8_t> &bounce = cmd.bounce();
+	if (bounce.size() < bs)
+		bounce.resize(bs);
+	cmd.scratch_iov().assign(1, iovec{bounce.data(), bs});
+	command::work_state &w = cmd.work();
+	w.lba = 0;
+	block_io &io = cmd.io();
+	io.op = block_op::read;
+	io.fua = false;
+	io.offset = 0;
+	io.length = bs;
+	io.iov = cmd.scratch_iov();
+	cmd.submit([](command &c, int64_t result) {
+		if (result < 0) {
+			c.finish_io_error(result, false, 0);
+			return;
+		}
+		c.finish_good();
+	});
+}
 
 // The medium cannot be removed (INQUIRY RMB = 0), so there is nothing to
 // prevent; PREVENT 00b and 01b are accepted, 1xb is obsolete in SBC-4.

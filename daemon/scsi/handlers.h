@@ -35,6 +35,8 @@ void handle_unmap(command &cmd, int64_t);
 // compare_and_write.cpp
 void handle_compare_and_write(command &cmd, int64_t);
 // block_commands.cpp
+void handle_format_unit(command &cmd, int64_t);
+void handle_send_diagnostic(command &cmd, int64_t);
 void handle_prevent_allow_medium_removal(command &cmd, int64_t);
 void handle_read_defect_data(command &cmd, int64_t);
 void handle_prefetch(command &cmd, int64_t);

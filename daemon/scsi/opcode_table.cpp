@@ -28,6 +28,9 @@ constexpr opcode_info table[] = {
 	 handle_test_unit_ready, nullptr},
 	{REQUEST_SENSE, 0, false, 6, {REQUEST_SENSE, 0x01, 0, 0, 0xff, 0},
 	 handle_request_sense, nullptr},
+	// FORMAT UNIT byte 1: FMTDATA only (FMTPINFO, LONGLIST, CMPLST and the
+	// list format need a parameter list); byte 4: FFMT is not supported.
+	{FORMAT_UNIT, 0, false, 6, {FORMAT_UNIT, 0x10, 0, 0, 0, 0}, handle_format_unit, nullptr},
 	{READ_6, 0, false, 6, {READ_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_read, nullptr},
 	{WRITE_6, 0, false, 6, {WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_write, nullptr},
 	{INQUIRY, 0, false, 6, {INQUIRY, 0x01, 0xff, 0xff, 0xff, 0}, handle_inquiry, nullptr},
@@ -37,6 +40,10 @@ constexpr opcode_info table[] = {
 	 handle_mode_sense, nullptr},
 	{START_STOP_UNIT, 0, false, 6, {START_STOP_UNIT, 0x01, 0, 0x0f, 0xf7, 0},
 	 handle_start_stop_unit, nullptr},
+	// SEND DIAGNOSTIC byte 1: SELF-TEST CODE, PF, SELFTEST; DEVOFFL and
+	// UNITOFFL only matter to a test that takes the unit offline.
+	{SEND_DIAGNOSTIC, 0, false, 6, {SEND_DIAGNOSTIC, 0xf7, 0, 0xff, 0xff, 0},
+	 handle_send_diagnostic, nullptr},
 	{PREVENT_ALLOW_MEDIUM_REMOVAL, 0, false, 6,
 	 {PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0},
 	 handle_prevent_allow_medium_removal, nullptr},

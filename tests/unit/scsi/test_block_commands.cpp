@@ -349,3 +349,42 @@ TEST_CASE("ORWRITE(16) reports a read error before writing anything", "[orwrite]
 	require_sense(r, MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
 	CHECK(f.store.count(block_op::write) == 0);
 }
+
+// --- FORMAT UNIT, SEND DIAGNOSTIC ---
+
+TEST_CASE("FORMAT UNIT without a parameter list is GOOD and keeps the data", "[format]")
+{
+	lu_fixture f;
+	f.fill_block(3, 0x42);
+	require_good(f.run({FORMAT_UNIT, 0, 0, 0, 0, 0}));
+	CHECK(f.block(3)[0] == 0x42);
+	CHECK(f.store.history().empty());
+	require_invalid_cdb(f.run({FORMAT_UNIT, 0x10, 0, 0, 0, 0}, std::vector<uint8_t>(4)), 1, 4);
+	require_invalid_cdb(f.run({FORMAT_UNIT, 0x80, 0, 0, 0, 0}), 1, 7);  // FMTPINFO
+	require_invalid_cdb(f.run({FORMAT_UNIT, 0x08, 0, 0, 0, 0}), 1, 3);  // CMPLST
+	require_invalid_cdb(f.run({FORMAT_UNIT, 0, 0, 0, 0x01, 0}), 4, 0);  // FFMT
+}
+
+TEST_CASE("SEND DIAGNOSTIC: the default self-test reads the medium", "[diagnostic]")
+{
+	lu_fixture f;
+	require_good(f.run({SEND_DIAGNOSTIC, 0x04, 0, 0, 0, 0}));
+	CHECK(f.store.count(block_op::read) == 1);
+	f.store.inject(block_op::read, -EIO);
+	require_sense(f.run({SEND_DIAGNOSTIC, 0x04, 0, 0, 0, 0}), MEDIUM_ERROR,
+		      ASC_UNRECOVERED_READ_ERROR);
+	require_good(f.run({SEND_DIAGNOSTIC, 0, 0, 0, 0, 0}));
+	require_good(f.run({SEND_DIAGNOSTIC, 0x80, 0, 0, 0, 0}));  // abort: nothing running
+}
+
+TEST_CASE("SEND DIAGNOSTIC: extended self-tests and parameter lists are refused",
+	  "[diagnostic]")
+{
+	lu_fixture f;
+	require_invalid_cdb(f.run({SEND_DIAGNOSTIC, 0x24, 0, 0, 0, 0}), 1, 7);  // code + SELFTEST
+	require_invalid_cdb(f.run({SEND_DIAGNOSTIC, 0x20, 0, 0, 0, 0}), 1, 7);  // background short
+	require_invalid_cdb(f.run({SEND_DIAGNOSTIC, 0x10, 0, 0, 8, 0}, std::vector<uint8_t>(8)), 3);
+	require_invalid_cdb(f.run({SEND_DIAGNOSTIC, 0x08, 0, 0, 0, 0}), 1, 3);  // reserved
+	require_invalid_cdb(f.run({SEND_DIAGNOSTIC, 0, 1, 0, 0, 0}), 2, 0);
+	CHECK(f.store.history().empty());
+}
