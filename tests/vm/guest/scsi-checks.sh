@@ -118,7 +118,7 @@ sg3_sbc4_checks() {
 	expect_match "$out" "[Cc]ondition met" "PRE-FETCH(10) to the end, IMMED"
 	set -e
 	# GET LBA STATUS: the unmapped start, then the pattern's blocks.
-	out=$(sg_get_lba_status --lba=0 "$dev")
+	out=$(sg_get_lba_status --maxlen=1024 --lba=0 "$dev")
 	expect_match "$out" "deallocated" "GET LBA STATUS after UNMAP"
 	expect_match "$out" "[^e]mapped" "GET LBA STATUS of written blocks"
 	# ORWRITE(16): 0x0f OR 0xf0 is 0xff.
