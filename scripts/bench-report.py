@@ -171,8 +171,8 @@ def main():
                      "target_core_file; tcmu-runner = Debian's qcow handler on the raw image; "
                      "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N",
                commands_note="SCSI commands completed by the disk (/sys/block/sdX/stat) over the "
-                             "whole fio run incl. ramp; 128k reads are 2 commands on TCMU LUNs "
-                             "(max_sectors_kb 64), 1 on fileio; ctxsw = voluntary + involuntary "
+                             "whole fio run incl. ramp; 128k reads are 2 commands on tcmu-runner "
+                             "(max_sectors_kb 64), 1 on fileio and tcmud; ctxsw = voluntary + involuntary "
                              "switches of all the daemon's threads; CPU = utime + stime of the daemon",
                results=rows, callgrind=callgrind, queues=queues)
     plot(doc, labels, workloads, jobs_set, doc["png"])

@@ -132,6 +132,15 @@ std::string set_uring_entries(std::string_view v, daemon_config *out)
 	return "";
 }
 
+std::string set_max_transfer_kb(std::string_view v, daemon_config *out)
+{
+	unsigned long n;
+	if (!parse_number(v, 4, 1048576, &n))
+		return "max_transfer_kb: " + quoted(v) + " is not a number from 4 to 1048576";
+	out->max_transfer_kb = n;
+	return "";
+}
+
 std::string set_dbus(std::string_view v, daemon_config *out)
 {
 	if (v == "true")
@@ -246,6 +255,8 @@ void daemon_config::merge_from(const daemon_config &over)
 		max_in_flight = over.max_in_flight;
 	if (over.uring_entries)
 		uring_entries = over.uring_entries;
+	if (over.max_transfer_kb)
+		max_transfer_kb = over.max_transfer_kb;
 	if (over.dbus)
 		dbus = over.dbus;
 	if (over.queue_cpus)
@@ -262,6 +273,7 @@ bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_
 			{"control_socket", set_control_socket},
 			{"max_in_flight", set_max_in_flight},
 			{"uring_entries", set_uring_entries},
+			{"max_transfer_kb", set_max_transfer_kb},
 			{"dbus", set_dbus},
 			{"queue_cpus", set_queue_cpus},
 		},

@@ -9,6 +9,8 @@
 //   control_socket absolute path of tcmudctl's socket, or none
 //   max_in_flight  command slots per queue, 1..65536
 //   uring_entries  io_uring entries per queue, 8..32768
+//   max_transfer_kb  cap on a command's transfer (VPD 0xb0 MAXIMUM TRANSFER
+//                  LENGTH), 4..1048576 KiB; the data area may lower it
 //   dbus           true | false: offer org.kernel.TCMUService1 to targetcli
 //   queue_cpus     auto | none | CPU list: where queue workers run
 //                  (queue_placement.h)
@@ -19,6 +21,7 @@
 // keys belong to tcmu-runner and are ignored. tcmud.conf overrides it, and
 // the command line overrides both (merge_into).
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +39,7 @@ struct daemon_config {
 	std::optional<std::string> control_socket;
 	std::optional<size_t> max_in_flight;
 	std::optional<unsigned> uring_entries;
+	std::optional<uint64_t> max_transfer_kb;
 	std::optional<bool> dbus;
 	std::optional<queue_placement> queue_cpus;
 

@@ -54,6 +54,8 @@ settings resolve(const daemon_config &c)
 	s.log_dir = c.log_dir.value_or("");
 	s.device.max_in_flight = c.max_in_flight.value_or(s.device.max_in_flight);
 	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
+	if (c.max_transfer_kb)
+		s.device.max_transfer_bytes = *c.max_transfer_kb << 10;
 	s.device.placement = c.queue_cpus.value_or(s.device.placement);
 	s.dbus = c.dbus.value_or(true);
 	s.control_socket = c.control_socket.value_or(s.control_socket);

@@ -6,11 +6,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
 
 #include "core/handler_registry.h"
+#include "ring/command_size_limit.h"
+#include "ring/mailbox.h"
 #include "log/log.h"
 
 namespace tcmud {
@@ -89,11 +92,9 @@ int tcmu_device::make_logical_unit(const backstore_config &bc)
 	bool wce = true;
 	if (configfs_.emulate_write_cache(wce) == 0)
 		lc.write_cache_enabled = wce;
-	// The kernel splits larger transfers anyway; advertising its limit lets
-	// the initiator size requests to fit one command.
-	uint32_t max_sectors = 0;
-	if (configfs_.hw_max_sectors(max_sectors) == 0 && max_sectors)
-		lc.max_transfer_blocks = uint32_t(uint64_t(max_sectors) * 512 / bc.block_size);
+	// MAXIMUM TRANSFER LENGTH is set from the data area once the queues'
+	// layout is known (apply_transfer_limit); hw_max_sectors does not bound
+	// a user backstore's commands.
 	// Read when an initiator asks, so a serial changed in configfs shows.
 	lc.unit_serial = [cfg = configfs_] {
 		std::string s;
@@ -147,6 +148,8 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 	queue_layout layout;
 	if (int rc = detect_queues(layout); rc < 0)
 		return rc;
+	if (int rc = apply_transfer_limit(opts, layout); rc < 0)
+		return rc;
 	for (uint32_t q = 0; q < layout.count; ++q)
 		if (int rc = start_queue(opts, layout, q); rc < 0)
 			return rc;
@@ -177,6 +180,40 @@ int tcmu_device::detect_queues(queue_layout &out)
 		return -EPROTO;
 	}
 	out = {mi.nr_queues, size_t(mi.queue_stride), true};
+	return 0;
+}
+
+// MAXIMUM TRANSFER LENGTH: what one command may carry in a queue's data area
+// (every queue has the same), under tcmud.conf's cap, in whole blocks.
+int tcmu_device::apply_transfer_limit(const device_options &opts, const queue_layout &layout)
+{
+	ring_geometry geo;
+	std::span<std::byte> q0 = uio_.mapping().subspan(0, layout.stride);
+	if (mailbox_error e = read_mailbox(q0, geo); e != mailbox_error::none) {
+		log_error(prefix_, "queue 0: %s", std::string(to_string(e)).c_str());
+		return -EPROTO;
+	}
+	queue_data_area area;
+	area.data_bytes = geo.data_size;
+	area.cmdr_bytes = geo.cmdr_size;
+	uint32_t pages_per_block = 1;
+	uint64_t v = 0;
+	if (configfs_.read_attrib_u64("data_pages_per_blk", v) == 0 && v > 0 && v < 65536)
+		pages_per_block = uint32_t(v);
+	area.block_bytes = pages_per_block * uint32_t(sysconf(_SC_PAGESIZE));
+	uint64_t by_ring = max_command_data_bytes(area);
+	uint64_t bytes = std::min(by_ring, opts.max_transfer_bytes);
+	uint32_t bs = lu_->block_size();
+	uint64_t blocks = std::min<uint64_t>(bytes / bs, UINT32_MAX);
+	if (blocks == 0) {
+		log_error(prefix_, "a %llu-byte data area cannot hold one %u-byte block",
+			  (unsigned long long)area.data_bytes, bs);
+		return -EINVAL;
+	}
+	lu_->set_max_transfer_blocks(uint32_t(blocks));
+	log_info(prefix_, "maximum transfer %llu KiB (data area %llu KiB per queue, cap %llu KiB)",
+		 (unsigned long long)(blocks * bs >> 10), (unsigned long long)(area.data_bytes >> 10),
+		 (unsigned long long)(opts.max_transfer_bytes >> 10));
 	return 0;
 }
 

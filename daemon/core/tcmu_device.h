@@ -23,6 +23,9 @@ struct device_options {
 	size_t max_in_flight = 256;   // command slots per queue
 	unsigned uring_entries = 256; // io_uring SQ entries per queue
 	queue_placement placement;    // which CPU each queue's worker runs on
+	// tcmud.conf max_transfer_kb: the cap on MAXIMUM TRANSFER LENGTH; the
+	// data area may lower it further (see apply_transfer_limit).
+	uint64_t max_transfer_bytes = 8 << 20;
 };
 
 class tcmu_device {
@@ -68,6 +71,7 @@ private:
 		bool multi_queue = false; // the kernel speaks the MQ ABI
 	};
 	int detect_queues(queue_layout &out);
+	int apply_transfer_limit(const device_options &opts, const queue_layout &layout);
 	int start_queue(const device_options &opts, const queue_layout &layout, uint32_t q);
 	void log_placement(const queue_placement &p) const;
 

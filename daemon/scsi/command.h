@@ -81,6 +81,7 @@ public:
 	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
 	std::span<const iovec> data() const { return data_; }
 	logical_unit &lu() const { return *lu_; }
+	backend_queue &queue() const { return *queue_; }
 
 	void finish_good(uint64_t read_len = 0);
 	void finish_status(uint8_t status);

@@ -81,7 +81,7 @@ bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks)
 // invalid field in the CDB.
 bool check_transfer_length(command &cmd, const lba_fields &f)
 {
-	if (f.blocks <= cmd.lu().config().max_transfer_blocks)
+	if (f.blocks <= cmd.lu().max_transfer_blocks())
 		return true;
 	finish_invalid_cdb(cmd, f.length_byte);
 	return false;

@@ -34,6 +34,16 @@ void handle_write_same(command &cmd, int64_t);
 void handle_unmap(command &cmd, int64_t);
 // compare_and_write.cpp
 void handle_compare_and_write(command &cmd, int64_t);
+// block_commands.cpp
+void handle_format_unit(command &cmd, int64_t);
+void handle_send_diagnostic(command &cmd, int64_t);
+void handle_prevent_allow_medium_removal(command &cmd, int64_t);
+void handle_read_defect_data(command &cmd, int64_t);
+void handle_prefetch(command &cmd, int64_t);
+// get_lba_status.cpp
+void handle_get_lba_status(command &cmd, int64_t);
+// orwrite.cpp
+void handle_orwrite(command &cmd, int64_t);
 // report_opcodes.cpp
 void handle_report_supported_opcodes(command &cmd, int64_t);
 

@@ -152,7 +152,10 @@ std::size_t block_limits_page(const logical_unit &lu, response &buf)
 	buf[4] = 0x01;  // WSNZ: WRITE SAME with zero blocks is refused
 	buf[5] = cfg.max_compare_and_write_blocks;
 	put_be16(buf, 6, std::min<uint32_t>(cfg.caps.optimal_io_bytes / cfg.block_size, 0xffff));
-	put_be32(buf, 8, cfg.max_transfer_blocks);
+	// MAXIMUM and OPTIMAL TRANSFER LENGTH: one command of this size fits
+	// the data area; Linux's sd caps its requests (max_sectors_kb) at it.
+	put_be32(buf, 8, lu.max_transfer_blocks());
+	put_be32(buf, 12, lu.max_transfer_blocks());
 	if (cfg.caps.discard) {
 		put_be32(buf, 20, cfg.max_unmap_blocks);
 		put_be32(buf, 24, cfg.max_unmap_descriptors);

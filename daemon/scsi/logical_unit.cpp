@@ -58,7 +58,8 @@ std::unique_ptr<logical_unit> logical_unit::create(logical_unit_config cfg,
 }
 
 logical_unit::logical_unit(logical_unit_config cfg)
-	: cfg_(std::move(cfg)), wce_(cfg_.write_cache_enabled), num_blocks_(cfg_.num_blocks)
+	: cfg_(std::move(cfg)), wce_(cfg_.write_cache_enabled), num_blocks_(cfg_.num_blocks),
+	  max_transfer_blocks_(cfg_.max_transfer_blocks)
 {
 }
 

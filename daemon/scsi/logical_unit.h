@@ -30,6 +30,10 @@ struct logical_unit_config {
 	std::string revision = "0001";   // up to 4
 	bool write_cache_enabled = true; // WCE at start; MODE SELECT may change it
 	// Block limits (VPD 0xb0). A zero here means "use the default".
+	// MAXIMUM TRANSFER LENGTH: the most blocks one READ/WRITE/VERIFY may
+	// move, advertised and enforced; also the OPTIMAL TRANSFER LENGTH, as
+	// LIO's own backstores report. The ring side sets the real value once
+	// it knows the data area (set_max_transfer_blocks).
 	uint32_t max_transfer_blocks = 0;          // default: 8 MiB worth
 	uint8_t max_compare_and_write_blocks = 1;  // 1..255
 	uint32_t max_unmap_blocks = 0;             // default: 1 GiB worth
@@ -67,6 +71,16 @@ public:
 	// sees the old or the new capacity; the backstore keeps its own bound,
 	// so none reaches past the end of what is really there.
 	void set_num_blocks(uint64_t blocks) { num_blocks_.store(blocks, std::memory_order_release); }
+	uint32_t max_transfer_blocks() const
+	{
+		return max_transfer_blocks_.load(std::memory_order_relaxed);
+	}
+	// At least 1. Set before the queues start; a later change is seen by
+	// commands that start after it.
+	void set_max_transfer_blocks(uint32_t blocks)
+	{
+		max_transfer_blocks_.store(blocks ? blocks : 1, std::memory_order_relaxed);
+	}
 	const backstore_caps &caps() const { return cfg_.caps; }
 	std::string unit_serial() const;
 
@@ -86,6 +100,7 @@ private:
 	std::atomic<bool> wce_;
 	std::atomic<bool> d_sense_{false};
 	std::atomic<uint64_t> num_blocks_;
+	std::atomic<uint32_t> max_transfer_blocks_;
 	range_lock ranges_;
 };
 

@@ -28,6 +28,9 @@ constexpr opcode_info table[] = {
 	 handle_test_unit_ready, nullptr},
 	{REQUEST_SENSE, 0, false, 6, {REQUEST_SENSE, 0x01, 0, 0, 0xff, 0},
 	 handle_request_sense, nullptr},
+	// FORMAT UNIT byte 1: FMTDATA only (FMTPINFO, LONGLIST, CMPLST and the
+	// list format need a parameter list); byte 4: FFMT is not supported.
+	{FORMAT_UNIT, 0, false, 6, {FORMAT_UNIT, 0x10, 0, 0, 0, 0}, handle_format_unit, nullptr},
 	{READ_6, 0, false, 6, {READ_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_read, nullptr},
 	{WRITE_6, 0, false, 6, {WRITE_6, 0x1f, 0xff, 0xff, 0xff, 0}, handle_write, nullptr},
 	{INQUIRY, 0, false, 6, {INQUIRY, 0x01, 0xff, 0xff, 0xff, 0}, handle_inquiry, nullptr},
@@ -37,6 +40,13 @@ constexpr opcode_info table[] = {
 	 handle_mode_sense, nullptr},
 	{START_STOP_UNIT, 0, false, 6, {START_STOP_UNIT, 0x01, 0, 0x0f, 0xf7, 0},
 	 handle_start_stop_unit, nullptr},
+	// SEND DIAGNOSTIC byte 1: SELF-TEST CODE, PF, SELFTEST; DEVOFFL and
+	// UNITOFFL only matter to a test that takes the unit offline.
+	{SEND_DIAGNOSTIC, 0, false, 6, {SEND_DIAGNOSTIC, 0xf7, 0, 0xff, 0xff, 0},
+	 handle_send_diagnostic, nullptr},
+	{PREVENT_ALLOW_MEDIUM_REMOVAL, 0, false, 6,
+	 {PREVENT_ALLOW_MEDIUM_REMOVAL, 0, 0, 0, 0x03, 0},
+	 handle_prevent_allow_medium_removal, nullptr},
 	{READ_CAPACITY_10, 0, false, 10,
 	 {READ_CAPACITY_10, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0},
 	 handle_read_capacity_10, nullptr},
@@ -52,6 +62,13 @@ constexpr opcode_info table[] = {
 	{SYNCHRONIZE_CACHE_10, 0, false, 10,
 	 {SYNCHRONIZE_CACHE_10, 0x06, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
 	 handle_synchronize_cache, nullptr},
+	// PRE-FETCH byte 1: IMMED.
+	{PRE_FETCH_10, 0, false, 10, {PRE_FETCH_10, 0x02, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
+	 handle_prefetch, nullptr},
+	// READ DEFECT DATA byte 2: REQ_PLIST, REQ_GLIST, DEFECT LIST FORMAT.
+	{READ_DEFECT_DATA_10, 0, false, 10,
+	 {READ_DEFECT_DATA_10, 0, 0x1f, 0, 0, 0, 0, 0xff, 0xff, 0}, handle_read_defect_data,
+	 nullptr},
 	{WRITE_SAME_10, 0, false, 10,
 	 {WRITE_SAME_10, 0x08, 0xff, 0xff, 0xff, 0xff, GN, 0xff, 0xff, 0},
 	 handle_write_same, nullptr},
@@ -74,6 +91,10 @@ constexpr opcode_info table[] = {
 	 {WRITE_16, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, GN, 0},
 	 handle_write, nullptr},
+	{ORWRITE_16, 0, false, 16,
+	 {ORWRITE_16, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, GN, 0},
+	 handle_orwrite, nullptr},
 	{WRITE_VERIFY_16, 0, false, 16,
 	 {WRITE_VERIFY_16, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, 0xff, GN, 0},
@@ -82,6 +103,10 @@ constexpr opcode_info table[] = {
 	 {VERIFY_16, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, GN, 0},
 	 handle_verify, nullptr},
+	{PRE_FETCH_16, 0, false, 16,
+	 {PRE_FETCH_16, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, GN, 0},
+	 handle_prefetch, nullptr},
 	{SYNCHRONIZE_CACHE_16, 0, false, 16,
 	 {SYNCHRONIZE_CACHE_16, 0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, 0xff, 0xff, GN, 0},
@@ -95,6 +120,10 @@ constexpr opcode_info table[] = {
 	 {SERVICE_ACTION_IN_16, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, 0xff, 0xff, 0x01, 0},
 	 handle_read_capacity_16, nullptr},
+	{SERVICE_ACTION_IN_16, SAI_GET_LBA_STATUS, true, 16,
+	 {SERVICE_ACTION_IN_16, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, 0xff, 0, 0},
+	 handle_get_lba_status, nullptr},
 	{MAINTENANCE_IN, MI_REPORT_SUPPORTED_OPERATION_CODES, true, 12,
 	 {MAINTENANCE_IN, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0},
 	 handle_report_supported_opcodes, nullptr},
@@ -104,6 +133,17 @@ constexpr opcode_info table[] = {
 	{WRITE_12, 0, false, 12,
 	 {WRITE_12, WR, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, GN, 0},
 	 handle_write, nullptr},
+	{WRITE_VERIFY_12, 0, false, 12,
+	 {WRITE_VERIFY_12, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, GN, 0},
+	 handle_write_and_verify, nullptr},
+	{VERIFY_12, 0, false, 12,
+	 {VERIFY_12, VF, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, GN, 0},
+	 handle_verify, nullptr},
+	// READ DEFECT DATA(12) byte 1: REQ_PLIST, REQ_GLIST, DEFECT LIST FORMAT;
+	// bytes 2-5: ADDRESS DESCRIPTOR INDEX (an empty list has none).
+	{READ_DEFECT_DATA_12, 0, false, 12,
+	 {READ_DEFECT_DATA_12, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 handle_read_defect_data, nullptr},
 };
 
 constexpr std::size_t table_size = sizeof(table) / sizeof(table[0]);

@@ -10,18 +10,23 @@ namespace tcmud::scsi {
 enum opcode : uint8_t {
 	TEST_UNIT_READY = 0x00,
 	REQUEST_SENSE = 0x03,
+	FORMAT_UNIT = 0x04,
 	READ_6 = 0x08,
 	WRITE_6 = 0x0a,
 	INQUIRY = 0x12,
 	MODE_SELECT_6 = 0x15,
 	MODE_SENSE_6 = 0x1a,
 	START_STOP_UNIT = 0x1b,
+	SEND_DIAGNOSTIC = 0x1d,
+	PREVENT_ALLOW_MEDIUM_REMOVAL = 0x1e,
 	READ_CAPACITY_10 = 0x25,
 	READ_10 = 0x28,
 	WRITE_10 = 0x2a,
 	WRITE_VERIFY_10 = 0x2e,
 	VERIFY_10 = 0x2f,
+	PRE_FETCH_10 = 0x34,
 	SYNCHRONIZE_CACHE_10 = 0x35,
+	READ_DEFECT_DATA_10 = 0x37,
 	WRITE_SAME_10 = 0x41,
 	UNMAP = 0x42,
 	MODE_SELECT_10 = 0x55,
@@ -29,24 +34,31 @@ enum opcode : uint8_t {
 	READ_16 = 0x88,
 	COMPARE_AND_WRITE = 0x89,
 	WRITE_16 = 0x8a,
+	ORWRITE_16 = 0x8b,
 	WRITE_VERIFY_16 = 0x8e,
 	VERIFY_16 = 0x8f,
+	PRE_FETCH_16 = 0x90,
 	SYNCHRONIZE_CACHE_16 = 0x91,
 	WRITE_SAME_16 = 0x93,
 	SERVICE_ACTION_IN_16 = 0x9e,
 	MAINTENANCE_IN = 0xa3,
 	READ_12 = 0xa8,
 	WRITE_12 = 0xaa,
+	WRITE_VERIFY_12 = 0xae,
+	VERIFY_12 = 0xaf,
+	READ_DEFECT_DATA_12 = 0xb7,
 };
 
 // Service actions of the opcodes above that have them.
 inline constexpr uint16_t SAI_READ_CAPACITY_16 = 0x10;
+inline constexpr uint16_t SAI_GET_LBA_STATUS = 0x12;
 inline constexpr uint16_t MI_REPORT_SUPPORTED_OPERATION_CODES = 0x0c;
 
 // SAM status codes.
 enum status : uint8_t {
 	SAM_STAT_GOOD = 0x00,
 	SAM_STAT_CHECK_CONDITION = 0x02,
+	SAM_STAT_CONDITION_MET = 0x04,
 	SAM_STAT_BUSY = 0x08,
 	SAM_STAT_TASK_SET_FULL = 0x28,
 };

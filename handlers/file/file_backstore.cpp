@@ -199,6 +199,8 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 		return nullptr;
 	}
 	backstore_caps caps = probe_caps(file);
+	// PRE-FETCH reads ahead into the page cache; O_DIRECT reads skip it.
+	caps.prefetch = !fcfg.direct;
 	log_info(cfg.log_prefix, "serving %s: %" PRIu64 " bytes%s, discard %s, write zeroes %s",
 		 fcfg.path.c_str(), cfg.dev_size, fcfg.direct ? ", O_DIRECT" : "",
 		 caps.discard ? "yes" : "no", caps.write_zeroes ? "yes" : "no");

@@ -2,8 +2,11 @@
 #include "file/file_queue.h"
 
 #include <linux/falloc.h>
+#include <fcntl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <climits>
@@ -94,6 +97,8 @@ int file_queue::validate(const block_io &io) const
 		return -EOPNOTSUPP;
 	if (io.op == block_op::write_zeroes && !caps_.write_zeroes)
 		return -EOPNOTSUPP;
+	if (io.op == block_op::prefetch && (!caps_.prefetch || io.length > UINT32_MAX))
+		return -EOPNOTSUPP;
 	if (io.op == block_op::read || io.op == block_op::write) {
 		uint64_t total = 0;
 		for (const iovec &v : io.iov)
@@ -122,6 +127,33 @@ void file_queue::submit(block_io &io)
 		return;
 	}
 	start(req);
+}
+
+// SEEK_DATA/SEEK_HOLE on the file: a hole is deallocated, data (or
+// preallocated space) is mapped. A block device or a file system without
+// the two whences reports everything mapped. lseek moves the shared file
+// position, which no request uses (all I/O is positional).
+int file_queue::allocation(uint64_t offset, uint64_t length, allocation_run *out)
+{
+	*out = {true, length};
+	off_t data = lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
+	if (data < 0) {
+		if (errno == ENXIO) {  // only a hole from here to the end
+			*out = {false, length};
+			return 0;
+		}
+		return errno == EINVAL ? 0 : -errno;
+	}
+	if (static_cast<uint64_t>(data) > offset) {
+		*out = {false, std::min<uint64_t>(length, uint64_t(data) - offset)};
+		return 0;
+	}
+	off_t hole = lseek(fd_, static_cast<off_t>(offset), SEEK_HOLE);
+	if (hole < 0)
+		return errno == EINVAL ? 0 : -errno;
+	if (static_cast<uint64_t>(hole) > offset)
+		out->length = std::min<uint64_t>(length, uint64_t(hole) - offset);
+	return 0;
 }
 
 void file_queue::start(request *req)
@@ -162,6 +194,10 @@ bool file_queue::prepare(request *req, io_uring_sqe *sqe)
 	case block_op::write_zeroes:
 		io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 					off, len);
+		break;
+	case block_op::prefetch:
+		io_uring_prep_fadvise(sqe, fd_, io.offset, static_cast<uint32_t>(io.length),
+				      POSIX_FADV_WILLNEED);
 		break;
 	}
 	return true;

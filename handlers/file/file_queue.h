@@ -35,6 +35,7 @@ public:
 	file_queue &operator=(const file_queue &) = delete;
 
 	void submit(block_io &io) override;
+	int allocation(uint64_t offset, uint64_t length, allocation_run *out) override;
 
 	// Test seam: sees (and may replace) every raw CQE result before the
 	// queue acts on it, to inject EIO, ENOSPC or short transfers.

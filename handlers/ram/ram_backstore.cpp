@@ -135,6 +135,8 @@ int64_t ram_backstore::perform(const block_io &io)
 	case block_op::write_zeroes:
 		zero(io.offset, io.length);
 		return 0;
+	case block_op::prefetch:  // memory needs no readahead (caps.prefetch is false)
+		break;
 	}
 	return -EOPNOTSUPP;
 }

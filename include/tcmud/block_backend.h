@@ -31,6 +31,7 @@ enum class block_op : uint8_t {
 	flush,        // make everything written so far durable
 	discard,      // deallocate; later reads return zeroes (see backstore_caps)
 	write_zeroes, // write zeroes over [offset, offset + length)
+	prefetch,     // start reading [offset, offset + length) into a cache
 };
 
 // One backstore request. Owned by the caller (a command slot) and kept alive
@@ -54,12 +55,30 @@ struct backstore_caps {
 	bool discard_zeroes = false; // reads after discard return zeroes (LBPRZ)
 	bool write_zeroes = false;
 	uint32_t optimal_io_bytes = 0; // 0: unknown
+	bool prefetch = false;       // block_op::prefetch fills a cache reads use
+};
+
+// Provisioning of a byte range, for GET LBA STATUS: whether it starts with
+// allocated (mapped) or deallocated storage, and how many bytes from offset
+// have that same status (at least 1, at most the length asked).
+struct allocation_run {
+	bool mapped = true;
+	uint64_t length = 0;
 };
 
 class backend_queue {
 public:
 	virtual ~backend_queue() = default;
 	virtual void submit(block_io &io) = 0;
+	// Synchronous and rare (GET LBA STATUS). A backstore that cannot tell
+	// reports everything allocated, which is what a fully provisioned
+	// device says. 0, or -errno.
+	virtual int allocation(uint64_t offset, uint64_t length, allocation_run *out)
+	{
+		(void)offset;
+		*out = {true, length};
+		return 0;
+	}
 };
 
 class backstore {

@@ -273,3 +273,23 @@ TEST_CASE("control_socket takes none or an absolute path that fits a sockaddr_un
 	CHECK_FALSE(check_control_socket("/" + std::string(107, 'a')).empty());
 	CHECK_FALSE(check_control_socket("").empty());
 }
+
+TEST_CASE("tcmud.conf: max_transfer_kb, 4 to 1048576 KiB", "[config]")
+{
+	parsed p = tcmud_conf("max_transfer_kb = 1024\n");
+	CHECK(p.ok);
+	CHECK(p.config.max_transfer_kb == 1024u);
+	CHECK(tcmud_conf("max_transfer_kb = 4\n").ok);
+	CHECK(tcmud_conf("max_transfer_kb = 1048576\n").ok);
+	CHECK_FALSE(tcmud_conf("max_transfer_kb = 3\n").ok);
+	CHECK_FALSE(tcmud_conf("max_transfer_kb = 1048577\n").ok);
+	CHECK_FALSE(tcmud_conf("max_transfer_kb = 1M\n").ok);
+	parsed bad = tcmud_conf("max_transfer_kb = 0\n");
+	REQUIRE(bad.errors.size() == 1);
+	CHECK(bad.errors[0] == "tcmud.conf:1: max_transfer_kb: \"0\" is not a number from 4 to 1048576");
+	daemon_config base, over;
+	base.max_transfer_kb = 64;
+	over.max_transfer_kb = 2048;
+	base.merge_from(over);
+	CHECK(base.max_transfer_kb == 2048u);
+}

@@ -8,7 +8,24 @@
 
 namespace tcmud::scsi::test {
 
-ram_backstore::ram_backstore(uint64_t bytes, mode m) : bytes_(bytes), mode_(m) {}
+ram_backstore::ram_backstore(uint64_t bytes, mode m)
+	: bytes_(bytes), deallocated_(bytes / 512), mode_(m)
+{
+}
+
+int ram_backstore::allocation(uint64_t offset, uint64_t length, allocation_run *out)
+{
+	std::lock_guard guard(mutex_);
+	uint64_t unit = offset / 512, end = std::min<uint64_t>((offset + length) / 512, deallocated_.size());
+	if (unit >= end)
+		return -EINVAL;
+	bool hole = deallocated_[unit];
+	uint64_t n = unit;
+	while (n < end && deallocated_[n] == hole)
+		n++;
+	*out = {!hole, (n - unit) * 512};
+	return 0;
+}
 
 void ram_backstore::inject(block_op op, int64_t result)
 {
@@ -61,6 +78,10 @@ int64_t ram_backstore::perform(block_io &io)
 			return result;
 	}
 	auto moved = static_cast<uint64_t>(result);
+	if (io.op == block_op::write || io.op == block_op::write_zeroes ||
+	    io.op == block_op::discard)
+		for (uint64_t u = io.offset / 512; u < (io.offset + moved) / 512; u++)
+			deallocated_[u] = io.op == block_op::discard;
 	switch (io.op) {
 	case block_op::read:
 	case block_op::write:
@@ -71,6 +92,7 @@ int64_t ram_backstore::perform(block_io &io)
 		std::fill_n(bytes_.begin() + static_cast<std::ptrdiff_t>(io.offset), moved, 0);
 		break;
 	case block_op::flush:
+	case block_op::prefetch:
 		break;
 	}
 	return result;

@@ -35,6 +35,8 @@ public:
 	ram_backstore(uint64_t bytes, mode m = mode::synchronous);
 
 	void submit(block_io &io) override;
+	// Deallocated: 512-byte units last discarded and not written since.
+	int allocation(uint64_t offset, uint64_t length, allocation_run *out) override;
 
 	void set_mode(mode m) { mode_ = m; }
 	// synchronous mode: yield the CPU before each request, so that two
@@ -59,6 +61,7 @@ private:
 
 	mutable std::mutex mutex_;
 	std::vector<uint8_t> bytes_;
+	std::vector<bool> deallocated_;  // per 512-byte unit
 	mode mode_;
 	bool yield_ = false;
 	std::deque<block_io *> queue_;

@@ -161,7 +161,8 @@ TEST_CASE("VPD 0xb0 reports the block limits", "[inquiry]")
 	CHECK(r.data_in[4] == 0x01);  // WSNZ
 	CHECK(r.data_in[5] == 4);     // MAXIMUM COMPARE AND WRITE LENGTH
 	CHECK(get_be16(r.data_in, 6) == 8);  // 4096 / 512
-	CHECK(get_be32(r.data_in, 8) == 2048);
+	CHECK(get_be32(r.data_in, 8) == 2048);   // MAXIMUM TRANSFER LENGTH
+	CHECK(get_be32(r.data_in, 12) == 2048);  // OPTIMAL TRANSFER LENGTH
 	CHECK(get_be32(r.data_in, 20) == 4096);
 	CHECK(get_be32(r.data_in, 24) == 16);
 	CHECK(get_be64(r.data_in, 36) == 8192);
@@ -193,4 +194,14 @@ TEST_CASE("VPD 0xb2 reports no provisioning when the backstore cannot discard", 
 	require_good(r);
 	CHECK(r.data_in[5] == 0);
 	CHECK(r.data_in[6] == 0);
+}
+
+TEST_CASE("VPD 0xb0 follows the transfer limit the ring side sets", "[inquiry]")
+{
+	lu_fixture f;
+	f.lu->set_max_transfer_blocks(256);
+	auto r = f.run(inquiry_cdb(true, 0xb0, 255), {}, 255);
+	require_good(r);
+	CHECK(get_be32(r.data_in, 8) == 256);
+	CHECK(get_be32(r.data_in, 12) == 256);
 }

@@ -101,6 +101,20 @@ TEST_CASE("a transfer length above the maximum is an invalid field at the length
 	require_invalid_cdb(f.run(cdb16(WRITE_16, 0, 9), std::vector<uint8_t>(9 * 512)), 10);
 }
 
+TEST_CASE("the transfer limit is honoured exactly: max is GOOD, max + 1 is refused", "[rw]")
+{
+	lu_fixture f;
+	f.lu->set_max_transfer_blocks(16);
+	require_good(f.run(cdb10(READ_10, 0, 16), {}, 16 * 512));
+	require_good(f.run(cdb16(WRITE_16, 0, 16), std::vector<uint8_t>(16 * 512, 3)));
+	require_good(f.run(cdb10(VERIFY_10, 0, 16)));
+	require_invalid_cdb(f.run(cdb10(READ_10, 0, 17), {}, 17 * 512), 7);
+	require_invalid_cdb(f.run(cdb16(WRITE_16, 0, 17), std::vector<uint8_t>(17 * 512)), 10);
+	require_invalid_cdb(f.run(cdb10(VERIFY_10, 0, 17)), 7);
+	// READ(6)'s 0 means 256 blocks, so it is over a 16-block limit.
+	require_invalid_cdb(f.run({READ_6, 0, 0, 0, 0, 0}, {}, 256 * 512), 4);
+}
+
 TEST_CASE("a data-out buffer shorter than the CDB's length is refused without I/O", "[rw]")
 {
 	lu_fixture f;

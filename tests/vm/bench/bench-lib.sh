@@ -19,7 +19,8 @@
 #   queues.tsv     label queue commands doorbells (tcmud's per-queue totals)
 # Commands are the SCSI commands the disk completed (/sys/block/sdX/stat),
 # counted over the same window as the daemon's counters, ramp time included;
-# a 128k read on a TCMU LUN (max_sectors_kb 64) is two commands.
+# a 128k read is two commands on a LUN that advertises 64 KiB (tcmu-runner;
+# tcmud before it sized its limit to the data area), one on tcmud and fileio.
 
 # The scenario and callgrind.sh (its own process) both read the run's file.
 # shellcheck source=/dev/null

@@ -52,6 +52,8 @@ create_fileio_backstore() {
 # USER_BACKSTORE_ATTRS="name=value ..." are written to attrib/ before the
 # device is enabled (some, like nr_queues, can only be set then; others,
 # like emulate_write_cache, would otherwise go to the daemon as a RECONFIG).
+# USER_BACKSTORE_CONTROL="name=value ..." go to control before enabling too
+# (max_data_area_mb, data_pages_per_blk, ...).
 # USER_BACKSTORE_HBA (default user_0) names the HBA directory: rtslib removes
 # the HBA of a backstore targetcli deletes, so a device sharing it would
 # make that delete fail.
@@ -60,6 +62,9 @@ create_user_backstore() {
 	mkdir -p "$dir"
 	echo "dev_config=$2/$3" > "$dir/control"
 	echo "dev_size=$4" > "$dir/control"
+	for attr in ${USER_BACKSTORE_CONTROL:-}; do
+		echo "$attr" > "$dir/control"
+	done
 	echo "${5:-$1-serial}" > "$dir/wwn/vpd_unit_serial"
 	for attr in ${USER_BACKSTORE_ATTRS:-}; do
 		echo "${attr#*=}" > "$dir/attrib/${attr%%=*}"

@@ -87,3 +87,59 @@ sg3_bad_cdb_checks() {
 	expect_match "$out" "Logical block address out of range" "READ past the last LBA"
 	set -e
 }
+
+# The SBC-4 commands added for a complete disk, through sg3_utils (sg_raw
+# where no tool sends them), on DEV after sg3_checks (LBAs 0-31 unmapped,
+# 32-63 holding /tmp/pattern). Uses LBAs 64-79.
+sg3_sbc4_checks() {
+	local dev=$1 sg out
+	sg=$(sg_of "$dev")
+	dd if=/dev/urandom of=/tmp/sbc4 bs=512 count=2 status=none
+	# VERIFY(12) BYTCHK 01b of blocks 32-33 against the pattern; WRITE AND
+	# VERIFY(12) of two new blocks at 64.
+	dd if=/tmp/pattern of=/tmp/sbc4-32 bs=512 skip=32 count=2 status=none
+	sg_raw -s 1024 -i /tmp/sbc4-32 "$sg" af 02 00 00 00 20 00 00 00 02 00 00 \
+		>/dev/null 2>&1 || fail "VERIFY(12) BYTCHK 01b"
+	sg_raw -s 1024 -i /tmp/sbc4 "$sg" ae 02 00 00 00 40 00 00 00 02 00 00 \
+		>/dev/null 2>&1 || fail "WRITE AND VERIFY(12)"
+	dd if="$dev" bs=512 skip=64 count=2 iflag=direct status=none | cmp - /tmp/sbc4 \
+		|| fail "WRITE AND VERIFY(12) did not write"
+	set +e
+	out=$(sg_raw -s 512 -i /tmp/sbc4 "$sg" af 02 00 00 00 20 00 00 00 01 00 00 2>&1)
+	set -e
+	expect_match "$out" "[Mm]iscompare" "VERIFY(12) of other data"
+	# PRE-FETCH(16) and (10): CONDITION MET on a buffered file (sg_seek
+	# says so and exits 25, SG_LIB_CAT_CONDITION_MET).
+	set +e
+	out=$(sg_seek --pre-fetch --lba=64 --num-blocks=16 "$dev" 2>&1)
+	expect_eq "$?" 25 "sg_seek exit status for PRE-FETCH(16)"
+	expect_match "$out" "[Cc]ondition met" "PRE-FETCH(16)"
+	out=$(sg_seek --pre-fetch --10 --immed --lba=0 --num-blocks=0 "$dev" 2>&1)
+	expect_match "$out" "[Cc]ondition met" "PRE-FETCH(10) to the end, IMMED"
+	set -e
+	# GET LBA STATUS: the unmapped start, then the pattern's blocks.
+	out=$(sg_get_lba_status --maxlen=1024 --lba=0 "$dev")
+	expect_match "$out" "deallocated" "GET LBA STATUS after UNMAP"
+	expect_match "$out" "[^e]mapped" "GET LBA STATUS of written blocks"
+	# ORWRITE(16): 0x0f OR 0xf0 is 0xff.
+	head -c 512 /dev/zero | tr '\0' '\017' > /tmp/or-medium
+	head -c 512 /dev/zero | tr '\0' '\360' > /tmp/or-data
+	dd if=/tmp/or-medium of="$dev" bs=512 seek=70 oflag=direct status=none
+	sg_write_x --or --in=/tmp/or-data --lba=70 --num=1 "$dev" || fail "ORWRITE(16)"
+	out=$(dd if="$dev" bs=512 skip=70 count=1 iflag=direct status=none | tr -d '\377' | wc -c)
+	expect_eq "$out" 0 "bytes other than 0xff after ORWRITE"
+	# PREVENT ALLOW MEDIUM REMOVAL, READ DEFECT DATA(10), FORMAT UNIT,
+	# SEND DIAGNOSTIC's default self-test.
+	sg_prevent --prevent=1 "$dev" || fail "PREVENT MEDIUM REMOVAL"
+	sg_prevent --allow "$dev" || fail "ALLOW MEDIUM REMOVAL"
+	out=$(sg_raw -r 8 "$sg" 37 00 18 00 00 00 00 00 08 00 2>&1)
+	expect_match "$out" "00 18 00 00" "READ DEFECT DATA(10): empty lists"
+	sg_raw "$sg" 04 00 00 00 00 00 >/dev/null 2>&1 || fail "FORMAT UNIT"
+	sg_senddiag --test "$dev" || fail "SEND DIAGNOSTIC self-test"
+	set +e
+	out=$(sg_raw "$sg" 1e 00 00 00 02 00 2>&1)
+	set -e
+	expect_match "$out" "Invalid field in cdb" "PREVENT 10b"
+	log "SBC-4 additions (VERIFY/WRITE AND VERIFY(12), PRE-FETCH, GET LBA STATUS, ORWRITE," \
+		"PREVENT ALLOW, READ DEFECT DATA, FORMAT UNIT, SEND DIAGNOSTIC) passed on $dev"
+}

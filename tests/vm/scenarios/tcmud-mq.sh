@@ -4,6 +4,8 @@
 # nr_queues = 1, 2 and 4, on one device each:
 #  - SIGKILL + restart during write+verify: the restarted daemon takes the
 #    device over (ring reset, BUSY retried) and the verify passes;
+#  - the transfer limit follows each queue's share of a 16 MiB data area
+#    (4 MiB per queue at N = 4: 8192 blocks in VPD 0xb0), else the cap;
 #  - the sg3_utils checks of tcmud-scsi (tests/vm/guest/scsi-checks.sh);
 #  - fio crc32c write+verify with 4 jobs (8 MiB each);
 #  - COMPARE AND WRITE atomicity across queues: CPUs 0 and 1 each increment
@@ -54,10 +56,16 @@ for n in 1 2 4; do
 	name=mq$n
 	truncate -s 64M /tmp/$name.img
 	bs=$(USER_BACKSTORE_ATTRS="nr_queues=$n tmr_notification=1 cmd_time_out=60" \
+		USER_BACKSTORE_CONTROL="max_data_area_mb=16" \
 		create_user_backstore $name file /tmp/$name.img $((64 << 20)) $name-serial)
 	dev=$(export_via_loop "$bs")
 	grep -q "$name: serving /dev/uio.*$n queue(s)" "$TCMUD_LOG" \
 		|| fail "tcmud did not serve $name with $n queues"
+	max_kb=$((16384 / n < 8192 ? 16384 / n : 8192))
+	grep -q "$name: maximum transfer $max_kb KiB (data area $((16384 / n)) KiB per queue" \
+		"$TCMUD_LOG" || fail "$name: transfer limit not from its queues' data area"
+	expect_match "$(sg_vpd -p 0xb0 "$dev")" "Maximum transfer length: $((max_kb * 2)) blocks" \
+		"$name: VPD 0xb0 MAXIMUM TRANSFER LENGTH"
 	check_placement $name "$n"
 
 	rm -f /tmp/stop.$name

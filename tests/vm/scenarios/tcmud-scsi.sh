@@ -14,4 +14,5 @@ bs=$(create_user_backstore scsi0 file /tmp/scsi.img $((64 << 20)) scsi0-serial-4
 dev=$(export_via_loop "$bs")
 log "tcmud disk is $dev ($(sg_of "$dev"))"
 sg3_checks "$dev" scsi0-serial-42 131071
+sg3_sbc4_checks "$dev"
 kill -0 "$TCMUD_PID" || fail "tcmud died"
