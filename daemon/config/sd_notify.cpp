@@ -37,4 +37,21 @@ int sd_notify_state(const char *state)
 	return rc;
 }
 
+uint64_t sd_watchdog_usec()
+{
+	const char *usec = std::getenv("WATCHDOG_USEC");
+	if (!usec || !*usec)
+		return 0;
+	const char *pid = std::getenv("WATCHDOG_PID");
+	if (pid && *pid) {
+		char *end = nullptr;
+		long long p = std::strtoll(pid, &end, 10);
+		if (*end || p != getpid())
+			return 0;
+	}
+	char *end = nullptr;
+	unsigned long long v = std::strtoull(usec, &end, 10);
+	return *end ? 0 : uint64_t(v);
+}
+
 } // namespace tcmud

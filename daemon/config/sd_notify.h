@@ -5,9 +5,15 @@
 // socket named in $NOTIFY_SOCKET (a path, or "@name" for the abstract
 // namespace).
 
+#include <cstdint>
+
 namespace tcmud {
 
 // 0 if sent or if not started by systemd (no $NOTIFY_SOCKET), else -errno.
 int sd_notify_state(const char *state);
+
+// systemd's watchdog interval (WatchdogSec=) from $WATCHDOG_USEC, in
+// microseconds; 0 when there is none or $WATCHDOG_PID names another process.
+uint64_t sd_watchdog_usec();
 
 } // namespace tcmud

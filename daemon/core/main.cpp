@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "config/daemon_config.h"
 #include "config/sd_notify.h"
@@ -25,6 +26,7 @@
 #include "core/device_reports.h"
 #include "core/handler_registry.h"
 #include "core/log_file.h"
+#include "core/worker_watchdog.h"
 #include "dbus/dbus_service.h"
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
@@ -259,6 +261,21 @@ void reload(const options &o, settings &current, device_registry &devices)
 	sd_notify_state("READY=1");
 }
 
+// The watchdog's test hook: with TCMUD_TEST_HOOKS=1 in the environment,
+// SIGUSR1 hangs queue 0 of every device for an hour, as a worker stuck in a
+// bug would; otherwise it is ignored. Never set in tcmud.service.
+void stall_first_queues_for_test(device_registry &devices)
+{
+	const char *hooks = getenv("TCMUD_TEST_HOOKS");
+	if (!hooks || std::string_view(hooks) != "1") {
+		log_warn("", "SIGUSR1 ignored (test hooks are off)");
+		return;
+	}
+	for (const auto &[minor, dev] : devices.devices())
+		if (!dev->queues().empty())
+			dev->queues().front()->stall_for_test(3'600'000);
+}
+
 int serve(const options &o, settings s)
 {
 	sigset_t mask;
@@ -266,6 +283,8 @@ int serve(const options &o, settings s)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	// The watchdog's test hook; ignored unless TCMUD_TEST_HOOKS=1.
+	sigaddset(&mask, SIGUSR1);
 	// Blocked before any worker thread exists, so every thread inherits it
 	// and only the signalfd sees these signals.
 	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
@@ -311,13 +330,16 @@ int serve(const options &o, settings s)
 			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
 				 why.c_str());
 	}
+	worker_watchdog watchdog(sd_watchdog_usec());
 	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
 	sd_notify_state("READY=1");
 
 	for (;;) {
 		pollfd fds[3] = {{sfd, POLLIN, 0}, {nl ? nl->fd() : -1, POLLIN, 0},
 				 {ctl ? ctl->fd() : -1, POLLIN, 0}};
-		if (poll(fds, 3, -1) < 0) {
+		int polled = poll(fds, 3, watchdog.poll_timeout_ms());
+		watchdog.tick(devices);
+		if (polled < 0) {
 			if (errno == EINTR)
 				continue;
 			log_error("", "poll: %s", strerror(errno));
@@ -333,6 +355,10 @@ int serve(const options &o, settings s)
 				continue;
 			if (si.ssi_signo == SIGHUP) {
 				reload(o, s, devices);
+				continue;
+			}
+			if (si.ssi_signo == SIGUSR1) {
+				stall_first_queues_for_test(devices);
 				continue;
 			}
 			log_info("", "%s: stopping", strsignal(int(si.ssi_signo)));

@@ -455,8 +455,30 @@ void queue_worker::record_latencies()
 	unpublished_.clear();
 }
 
+bool queue_worker::probe_alive()
+{
+	bool alive = probe_answered_.load(std::memory_order_acquire) >= probes_sent_;
+	probe_sent_.store(++probes_sent_, std::memory_order_release);
+	poke();
+	return alive;
+}
+
+void queue_worker::stall_for_test(unsigned ms)
+{
+	test_stall_ms_.store(ms, std::memory_order_release);
+	poke();
+}
+
 void queue_worker::resume_woken()
 {
+	if (unsigned ms = test_stall_ms_.exchange(0, std::memory_order_acq_rel)) {
+		log_warn(params_.log_prefix, "queue %u: stalled on purpose for %u ms (test hook)",
+			 params_.queue_index, ms);
+		std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+	}
+	// After the stall: a stalled loop must not look alive to the watchdog.
+	probe_answered_.store(probe_sent_.load(std::memory_order_acquire),
+			      std::memory_order_release);
 	std::vector<slot *> batch;
 	{
 		std::lock_guard lock(woken_mutex_);

@@ -66,6 +66,13 @@ public:
 	// drain_timeout_ms), hands the last completions to the kernel, joins.
 	void stop(unsigned drain_timeout_ms = 30000);
 
+	// The watchdog (control thread): true if the worker's loop has run since
+	// the previous probe; then sends the next one, which wakes the loop.
+	bool probe_alive();
+	// Test hook only (TCMUD_TEST_HOOKS=1, SIGUSR1): the loop blocks for ms
+	// at its next wake-up, as a hung worker would.
+	void stall_for_test(unsigned ms);
+
 	const queue_stats &stats() const { return stats_; }
 	uint32_t queue_index() const { return params_.queue_index; }
 	// The sizes this queue was opened with (tcmud.conf at the device's add).
@@ -120,6 +127,11 @@ private:
 	std::vector<slot *> woken_;
 	bool engine_alive_ = false; // guarded by woken_mutex_
 	std::atomic<bool> stopping_{false};
+	// Watchdog probes: sent by the control thread, answered by the loop.
+	uint64_t probes_sent_ = 0; // control thread only
+	std::atomic<uint64_t> probe_sent_{0};
+	std::atomic<uint64_t> probe_answered_{0};
+	std::atomic<unsigned> test_stall_ms_{0};
 	unsigned drain_timeout_ms_ = 30000;
 	int pinned_cpu_ = -1; // set by the thread before start() returns
 
