@@ -3,6 +3,7 @@
 //
 //   tcmudctl [--socket PATH] list [--json]
 //   tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]
+//   tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]
 //
 // Statistics are counters in the daemon; rates come from two snapshots taken
 // --interval seconds apart (the daemon's clock), so one report costs one
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "control/control_client.h"
+#include "prometheus.h"
 #include "stats_view.h"
 
 namespace tcmud::ctl {
@@ -31,6 +33,7 @@ struct args {
 	double interval_s = 1.0;
 	long count = 1; // 0: until interrupted
 	bool json = false;
+	std::string textfile;
 };
 
 void usage(FILE *out)
@@ -38,10 +41,13 @@ void usage(FILE *out)
 	std::fprintf(out,
 		"usage: tcmudctl [--socket PATH] list [--json]\n"
 		"       tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]\n"
+		"       tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]\n"
 		"  -s, --socket PATH    tcmud's control socket (default %s)\n"
 		"  -i, --interval S     seconds between the two snapshots of a report (default 1)\n"
 		"  -c, --count N        reports to print, 0 for until interrupted (default 1)\n"
 		"  -j, --json           one JSON object per line\n"
+		"  -t, --textfile PATH  metrics: write PATH (atomically, for node_exporter's\n"
+		"                       textfile collector) every --interval S, --count times\n"
 		"  -h, --help           this text\n",
 		control::default_socket_path);
 }
@@ -54,13 +60,14 @@ int parse_args(int argc, char **argv, args &a)
 		{"interval", required_argument, nullptr, 'i'},
 		{"count", required_argument, nullptr, 'c'},
 		{"json", no_argument, nullptr, 'j'},
+		{"textfile", required_argument, nullptr, 't'},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
 	int c;
 	char *end = nullptr;
 	// '+' would stop at the first operand; options may follow the command.
-	while ((c = getopt_long(argc, argv, "s:i:c:jh", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:c:jt:h", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 's': a.socket = optarg; break;
 		case 'i':
@@ -80,6 +87,7 @@ int parse_args(int argc, char **argv, args &a)
 			}
 			break;
 		case 'j': a.json = true; break;
+		case 't': a.textfile = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
@@ -91,8 +99,13 @@ int parse_args(int argc, char **argv, args &a)
 	a.command = argv[optind++];
 	if (a.command == "stats" && optind < argc)
 		a.device = argv[optind++];
-	if (optind != argc || (a.command != "list" && a.command != "stats")) {
+	if (optind != argc ||
+	    (a.command != "list" && a.command != "stats" && a.command != "metrics")) {
 		usage(stderr);
+		return 2;
+	}
+	if (!a.textfile.empty() && (a.command != "metrics" || a.textfile[0] != '/')) {
+		std::fprintf(stderr, "tcmudctl: --textfile wants an absolute path, with metrics\n");
 		return 2;
 	}
 	return 0;
@@ -157,6 +170,50 @@ int run_stats(control::control_client &client, const args &a)
 	return 0;
 }
 
+// PATH.tmp then rename(): node_exporter never reads a half-written file.
+bool write_atomically(const std::string &path, const std::string &text, std::string *error)
+{
+	std::string tmp = path + ".tmp";
+	FILE *f = std::fopen(tmp.c_str(), "w");
+	if (!f) {
+		*error = tmp + ": " + std::strerror(errno);
+		return false;
+	}
+	bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+	ok = std::fclose(f) == 0 && ok;
+	if (!ok || std::rename(tmp.c_str(), path.c_str()) < 0) {
+		*error = path + ": " + std::strerror(errno);
+		std::remove(tmp.c_str());
+		return false;
+	}
+	return true;
+}
+
+int run_metrics(control::control_client &client, const args &a)
+{
+	control::control_request req{control::control_request::kind::stats, {}};
+	// To stdout: one snapshot. To a textfile: --count of them, 0 forever.
+	long count = a.textfile.empty() ? 1 : a.count;
+	for (long i = 0; count == 0 || i < count; ++i) {
+		if (i > 0)
+			sleep_for(a.interval_s);
+		std::string error;
+		auto reply = client.request(req, &error);
+		if (!reply) {
+			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+			return 1;
+		}
+		std::string text = prometheus_text(*reply);
+		if (a.textfile.empty()) {
+			std::fputs(text.c_str(), stdout);
+		} else if (!write_atomically(a.textfile, text, &error)) {
+			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
+			return 1;
+		}
+	}
+	return 0;
+}
+
 } // namespace
 } // namespace tcmud::ctl
 
@@ -176,5 +233,7 @@ int main(int argc, char **argv)
 	}
 	if (a.command == "list")
 		return tcmud::ctl::run_list(client, a);
+	if (a.command == "metrics")
+		return tcmud::ctl::run_metrics(client, a);
 	return tcmud::ctl::run_stats(client, a);
 }
