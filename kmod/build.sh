@@ -152,10 +152,10 @@ cp "$work/m/uio.ko" "$work/m/target_core_user.ko" "$out/"
 log "wrote $out/uio.ko $out/target_core_user.ko"
 
 if [ -n "$dkms_tree" ]; then
-	mkdir -p "$dkms_tree"
-	cp -r "$work/m/." "$dkms_tree/"
-	rm -f "$dkms_tree"/*.o "$dkms_tree"/*.ko "$dkms_tree"/*.mod* "$dkms_tree"/.*.cmd \
-		"$dkms_tree"/Module.symvers "$dkms_tree"/modules.order
-	cp "$here/dkms.conf" "$dkms_tree/"
+	# Our files only: dkms-prepare.sh takes the kernel's own files from the
+	# linux-source tarball at DKMS build time.
+	mkdir -p "$dkms_tree/patches"
+	cp "$here/Kbuild" "$here/dkms.conf" "$here/dkms-prepare.sh" "$dkms_tree/"
+	[ ${#patches[@]} -eq 0 ] || cp "${patches[@]}" "$dkms_tree/patches/"
 	log "wrote the DKMS source tree $dkms_tree"
 fi

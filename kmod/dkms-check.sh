@@ -40,6 +40,11 @@ mkdir -p "$src" "$dkms_tree" "$root/lib/modules"
 dk=(--sourcetree "$src" --dkmstree "$dkms_tree")
 
 "$here/build.sh" --dkms-tree "$src/$name-$version" "$scratch/ko"
+# dkms-prepare.sh reads the kernel's files from the cached linux-source.
+export TCMUD_LINUX_SOURCE=$TCMUD_KERNEL_SOURCE_TARBALL
+if find "$src/$name-$version" -name '*.c' | grep -q .; then
+	fail "the DKMS source ships kernel files: $(find "$src/$name-$version" -name '*.c')"
+fi
 log "dkms add / build $name/$version for $kver"
 dkms add -m "$name" -v "$version" "${dk[@]}"
 dkms build -m "$name" -v "$version" -k "$kver" --kernelsourcedir "$TCMUD_KERNEL_HEADERS" "${dk[@]}" ||
