@@ -17,6 +17,9 @@ packages=(
 	dmsetup
 	# benchmark backing store: XFS does async buffered reads and writes for io_uring
 	xfsprogs
+	# Debian packages (scripts/build-debs.sh), the DKMS check (kmod/dkms-check.sh)
+	# and promtool for the metrics test
+	debhelper dh-dkms lintian dkms prometheus
 	# benchmark counts (callgrind) and its plot (scripts/bench-report.py)
 	valgrind gnuplot-nox
 )
