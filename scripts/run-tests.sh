@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs the unit
 # tests, then the VM suite (one boot of the stock kernel; one boot with the
-# patched modules when kmod/ has scenarios), and ends with one line:
+# patched modules when kmod/ has scenarios; the Debian packages and the
+# systemd guest that installs them), and ends with one line:
 # "N passed, N failed" — each unit-test program and each VM scenario counts once.
 #
 #   scripts/run-tests.sh [--no-vm] [--build DIR]
@@ -64,5 +65,15 @@ if grep -qv '^\s*\(#\|$\)' tests/vm/patched.list; then
 		echo "kmod build failed"
 		failed=$((failed + 1))
 	fi
+fi
+# The Debian packages (dpkg-buildpackage + lintian, counted once), then the
+# systemd guest that installs them with apt, reboots, and removes them.
+if scripts/build-debs.sh "$build/debs"; then
+	passed=$((passed + 1))
+	# apt and targetcli are minutes each under TCG on a loaded machine.
+	run_vm_suite tests/vm/systemd.list --systemd --timeout 900
+else
+	echo "package build failed"
+	failed=$((failed + 1))
 fi
 finish

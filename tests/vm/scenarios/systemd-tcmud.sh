@@ -1,0 +1,85 @@
+# tcmud as an administrator runs it (systemd guest, two boots on one disk):
+# boot 1: the .deb installed with apt (tcmu-runner goes: both own
+# org.kernel.TCMUService1), enabled and started the Debian way; stopped,
+# then started again by D-Bus activation when targetcli creates a user:file
+# LUN; the per-device lines are in the journal; the configuration is saved
+# and the guest reboots.
+# boot 2: tcmud starts before rtslib-fb-targetctl, whose restore brings the
+# LUN back with the same data (checksum) and the same VPD 0x83 identity.
+. "$TCMUD_SRC/tests/vm/guest/lib.sh"
+. "$TCMUD_SRC/tests/vm/guest/systemd-lib.sh"
+wwn=naa.5001405000000d0e
+save=/etc/rtslib-fb-target/saveconfig.json
+load_target_stack
+expect_eq "$(cat /proc/1/comm)" systemd "PID 1"
+failed=$(systemctl --failed --no-legend --plain | awk '{print $1}' | tr '\n' ' ')
+[ -z "$failed" ] || fail "failed units at boot $TCMUD_BOOT: $failed"
+
+if [ "$TCMUD_BOOT" = 1 ] && [ ! -e $STATE/saved ]; then
+	cat /proc/sys/kernel/random/boot_id > $STATE/boot-id
+	# man-db's trigger would rebuild its index under TCG for a minute.
+	rm -f /var/lib/man-db/auto-update
+	log "apt install $(basename "$TCMUD_DEBS"/tcmud_*_amd64.deb)"
+	t0=$(date +%s)
+	apt_local install "$TCMUD_DEBS"/tcmud_*_amd64.deb > $STATE/apt.log 2>&1 ||
+		{ cat $STATE/apt.log; fail "apt install of the tcmud package"; }
+	log "installed in $(( $(date +%s) - t0 )) s"
+	# Removed (its conffiles may stay): both own org.kernel.TCMUService1.
+	[ "$(dpkg-query -W -f '${Status}' tcmu-runner 2>/dev/null)" != "install ok installed" ] ||
+		fail "tcmu-runner is still installed"
+	expect_eq "$(systemctl is-enabled tcmud)" enabled "tcmud enabled by the package"
+	pid=$(wait_tcmud_active)
+	systemctl enable --now tcmud
+	expect_eq "$(tcmud_pid)" "$pid" "tcmud after enable --now (already running)"
+
+	log "D-Bus activation: tcmud stopped, then targetcli creates a user:file LUN"
+	systemctl stop tcmud
+	expect_eq "$(systemctl is-active tcmud)" inactive "tcmud after stop"
+	truncate -s 64M $STATE/disk0.img
+	targetcli > $STATE/targetcli.log 2>&1 <<EOT
+/backstores/user:file create name=disk0 size=64M cfgstring=$STATE/disk0.img
+/loopback create $wwn
+/loopback/$wwn/luns create /backstores/user:file/disk0
+saveconfig
+EOT
+	[ -d "$TARGET/core/user_0/disk0" ] || { cat $STATE/targetcli.log; fail "targetcli did not create user:file/disk0"; }
+	pid=$(wait_tcmud_active)
+	journalctl -b -u dbus -o cat --no-pager | grep -q "Activating via systemd: service name='org.kernel.TCMUService1'" ||
+		fail "dbus-daemon did not activate tcmud.service"
+	expect_eq "$(grep -c '"plugin": "user"' "$save")" 1 "user backstores in $save"
+	dev=$(sd_of_loopback $wwn)
+	log "targetcli's disk is $dev, served by tcmud $pid (D-Bus activated)"
+	# journald has the per-device lines (the device's own prefix).
+	wait_journal 'file/disk0: ' 1
+	log "journal: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'file/disk0: ')"
+
+	head -c 4M /dev/urandom > $STATE/pattern
+	dd if=$STATE/pattern of="$dev" bs=1M seek=8 oflag=direct conv=fsync status=none
+	sg_vpd -p 0x83 "$dev" > $STATE/vpd83
+	expect_match "$(cat $STATE/vpd83)" "designator type: NAA" "VPD 0x83 before the reboot"
+	md5sum < $STATE/pattern > $STATE/sum
+	touch $STATE/saved
+	log "saved; rebooting"
+	exit 100
+fi
+
+[ -e $STATE/saved ] || fail "boot $TCMUD_BOOT without the first boot's state"
+[ "$(cat $STATE/boot-id)" != "$(cat /proc/sys/kernel/random/boot_id)" ] || fail "same boot id: no reboot"
+log "boot $TCMUD_BOOT: tcmud $(systemctl is-active tcmud), rtslib-fb-targetctl $(systemctl is-active rtslib-fb-targetctl)"
+wait_tcmud_active > /dev/null
+end=$(( $(date +%s) + 120 ))
+while [ "$(date +%s)" -lt $end ]; do
+	[ "$(systemctl is-active rtslib-fb-targetctl)" = active ] && break
+	sleep 0.2
+done
+expect_eq "$(systemctl is-active rtslib-fb-targetctl)" active "rtslib-fb-targetctl after the reboot"
+# Before=rtslib-fb-targetctl.service: tcmud was ready when the restore ran.
+t_tcmud=$(systemctl show -p ActiveEnterTimestampMonotonic --value tcmud)
+t_restore=$(systemctl show -p ExecMainStartTimestampMonotonic --value rtslib-fb-targetctl)
+[ "$t_tcmud" -le "$t_restore" ] || fail "the restore started ($t_restore) before tcmud was ready ($t_tcmud)"
+dev=$(sd_of_loopback $wwn)
+sum=$(dd if="$dev" bs=1M skip=8 count=4 iflag=direct status=none | md5sum)
+expect_eq "$sum" "$(cat $STATE/sum)" "data of the restored LUN"
+expect_eq "$(sg_vpd -p 0x83 "$dev")" "$(cat $STATE/vpd83)" "VPD 0x83 of the restored LUN"
+wait_journal 'file/disk0: ' 1
+log "after the reboot: $dev restored by rtslib-fb-targetctl, same checksum and VPD 0x83"
