@@ -11,6 +11,11 @@
 #                  patch first and fail on any message
 #   --dkms-tree D  also write a self-contained DKMS source tree to D
 #
+# TCMUD_KMOD_PATCHES="patches/0001-... extra/0001-..." applies exactly
+# those patches (relative to kmod/) instead of kmod/patches/*.patch: a
+# prefix of the series (kmod/format-series.sh --check builds each one), or
+# the series plus kmod/extra/ (the info_lock measurement, docs/kmod.md).
+#
 # Fails on any compiler warning, and if the CRCs of the uio exports differ
 # from the stock kernel's Module.symvers (stock-built uio drivers would then
 # refuse to load against our uio.ko).
@@ -73,7 +78,15 @@ flock 9
 [ -f "$src/stamp" ] || extract_sources
 
 patches=()
-if [ "$stock" = 0 ]; then
+if [ "$stock" = 0 ] && [ -n "${TCMUD_KMOD_PATCHES:-}" ]; then
+	# An explicit list (a prefix of the series, or the series plus
+	# kmod/extra/): paths relative to kmod/ or absolute.
+	for p in $TCMUD_KMOD_PATCHES; do
+		case $p in /*) ;; *) p=$here/$p ;; esac
+		[ -f "$p" ] || { log "no patch $p"; exit 2; }
+		patches+=("$p")
+	done
+elif [ "$stock" = 0 ]; then
 	shopt -s nullglob
 	patches=("$here"/patches/*.patch)
 	shopt -u nullglob

@@ -5,7 +5,7 @@
 //
 //   auto     multi-queue devices only: worker q runs on CPU q % online CPUs.
 //            The patched kernel puts a command on queue (submitting CPU % N)
-//            (kmod/patches/0003, tcmu_queue_cmd), so with N <= online CPUs
+//            (kmod/patches/0002, tcmu_queue_cmd), so with N <= online CPUs
 //            worker q shares a CPU with queue q's submitters and the ring's
 //            cache lines stay there. A single-queue device is not pinned: its
 //            one worker serves every CPU.

@@ -302,17 +302,16 @@ void queue_worker::poke()
 
 int queue_worker::wake_fd() const
 {
-	return params_.event_fd >= 0 ? params_.event_fd : params_.uio_fd;
+	return params_.uio_fd;
 }
 
 void queue_worker::ack_doorbell()
 {
-	// uio counts interrupts (4 bytes), an eventfd counts signals (8 bytes);
-	// reading consumes the count so poll() waits for the next one. Both fds
-	// are non-blocking: EAGAIN just means no new count.
-	uint64_t count;
-	size_t size = params_.event_fd >= 0 ? sizeof(uint64_t) : sizeof(uint32_t);
-	if (read(wake_fd(), &count, size) < 0 && errno != EAGAIN)
+	// uio counts interrupts (4 bytes); reading consumes the count so poll()
+	// waits for the next one. The fd is non-blocking: EAGAIN just means no
+	// new count.
+	uint32_t count;
+	if (read(wake_fd(), &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug(params_.log_prefix, "queue %u: doorbell read: %s", params_.queue_index,
 			  strerror(errno));
 }
@@ -435,11 +434,11 @@ void queue_worker::flush_completions()
 	record_latencies();
 	if (!published)
 		return;
-	// One doorbell for the whole batch. The value names the queue for the
-	// multi-queue kernel ABI; a stock kernel ignores it.
-	uint32_t q = params_.queue_index;
+	// One doorbell for the whole batch. The kernel ignores the value: the
+	// uio device written to names the queue.
+	uint32_t value = 0;
 	stats_.doorbell();
-	if (write(params_.uio_fd, &q, sizeof(q)) < 0)
+	if (write(params_.uio_fd, &value, sizeof(value)) < 0)
 		log_error(params_.log_prefix, "uio write: %s", strerror(errno));
 }
 

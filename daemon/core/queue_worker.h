@@ -34,12 +34,12 @@ namespace tcmud {
 
 struct queue_params {
 	std::span<std::byte> map;      // this queue's mailbox, ring and data area
-	int uio_fd = -1;               // written to hand completions to the kernel
-	// What wakes the worker when the kernel queues entries: the uio fd itself
-	// (stock kernel; read 4 bytes to ack) or this queue's own eventfd (the
-	// multi-queue ABI; read 8 bytes), so no other queue's commands wake us.
-	int event_fd = -1;             // -1: the uio fd
-	uint32_t queue_index = 0;      // value written to the uio fd
+	// This queue's uio device: it becomes readable when the kernel queues
+	// entries on this queue (on the multi-queue ABI each queue has its own,
+	// so no other queue's commands wake us), and a write hands this queue's
+	// completions to the kernel.
+	int uio_fd = -1;
+	uint32_t queue_index = 0;      // for logs and statistics
 	int cpu = -1;                  // pin the thread to this CPU, -1: don't
 	std::string log_prefix;        // "file/lun0:"
 	scsi::logical_unit *lu = nullptr;

@@ -2,8 +2,6 @@
 #include "core/tcmu_device.h"
 
 #include <linux/target_core_user_mq.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +13,15 @@
 #include "ring/command_size_limit.h"
 #include "ring/mailbox.h"
 #include "log/log.h"
+#include "ring/tcmu_abi.h"
+
+// ring/tcmu_abi.h spells the multi-queue mailbox as numbers; the kmod header
+// is the truth.
+static_assert(TCMUD_MB_FLAG_CAP_MQ == TCMU_MAILBOX_FLAG_CAP_MQ);
+static_assert(TCMUD_MQ_MAILBOX_OFF == TCMU_MQ_MAILBOX_OFF);
+static_assert(TCMUD_MQ_NR_QUEUES_OFF == TCMU_MQ_MAILBOX_OFF + offsetof(tcmu_mq_mailbox, nr_queues));
+static_assert(TCMUD_MQ_QUEUE_OFF == TCMU_MQ_MAILBOX_OFF + offsetof(tcmu_mq_mailbox, queue));
+static_assert(TCMUD_MQ_MAX_QUEUES == TCMU_MQ_MAX_QUEUES);
 
 namespace tcmud {
 
@@ -145,13 +152,16 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 		log_error(prefix_, "cannot map /dev/%s: %s", info_.uio.c_str(), strerror(-error));
 		return error;
 	}
-	queue_layout layout;
-	if (int rc = detect_queues(layout); rc < 0)
+	uint32_t count = 1;
+	if (int rc = detect_queues(count); rc < 0)
 		return rc;
-	if (int rc = apply_transfer_limit(opts, layout); rc < 0)
+	for (uint32_t q = 1; q < count; ++q)
+		if (int rc = open_queue_uio(q, count); rc < 0)
+			return rc;
+	if (int rc = apply_transfer_limit(opts); rc < 0)
 		return rc;
-	for (uint32_t q = 0; q < layout.count; ++q)
-		if (int rc = start_queue(opts, layout, q); rc < 0)
+	for (uint32_t q = 0; q < count; ++q)
+		if (int rc = start_queue(opts, q, count); rc < 0)
 			return rc;
 	log_placement(opts.placement);
 	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
@@ -159,37 +169,32 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 	return 0;
 }
 
-// The multi-queue ABI of kmod/ (docs/kmod.md): TCMU_MQ_IOC_GET_INFO on the
-// uio fd. ENOTTY (or any failure) means a stock kernel: one classic ring
-// over the whole mapping, woken through the uio fd.
-int tcmu_device::detect_queues(queue_layout &out)
+// kmod/'s multi-queue ABI (docs/kmod.md): with nr_queues N > 1, queue 0's
+// mailbox has TCMU_MAILBOX_FLAG_CAP_MQ and says N; queues 1..N-1 are uio
+// devices of their own. Without the flag (a stock kernel, or N = 1): one
+// classic ring.
+int tcmu_device::detect_queues(uint32_t &count)
 {
-	std::span<std::byte> map = uio_.mapping();
-	out = {1, map.size(), false};
-	tcmu_mq_info mi{};
-	if (ioctl(uio_.fd(), TCMU_MQ_IOC_GET_INFO, &mi) < 0) {
-		if (errno != ENOTTY)
-			log_warn(prefix_, "multi-queue query failed (%s): serving one ring",
-				 strerror(errno));
+	count = 1;
+	auto mq = read_mq_mailbox(uio_.mapping());
+	if (!mq)
 		return 0;
-	}
-	if (mi.nr_queues == 0 || mi.nr_queues > TCMU_MQ_MAX_QUEUES || mi.queue_stride == 0 ||
-	    mi.queue_stride > map.size() / mi.nr_queues) {
-		log_error(prefix_, "kernel reports %u queues of %llu bytes in a %zu-byte map",
-			  mi.nr_queues, (unsigned long long)mi.queue_stride, map.size());
+	if (mq->nr_queues < 2 || mq->nr_queues > TCMU_MQ_MAX_QUEUES || mq->queue != 0) {
+		log_error(prefix_, "/dev/%s: mailbox says queue %u of %u: not a multi-queue device "
+			  "we can serve", info_.uio.c_str(), mq->queue, mq->nr_queues);
 		return -EPROTO;
 	}
-	out = {mi.nr_queues, size_t(mi.queue_stride), true};
+	count = mq->nr_queues;
 	return 0;
 }
 
 // MAXIMUM TRANSFER LENGTH: what one command may carry in a queue's data area
-// (every queue has the same), under tcmud.conf's cap, in whole blocks.
-int tcmu_device::apply_transfer_limit(const device_options &opts, const queue_layout &layout)
+// (every queue has the same; queue 0's mapping is that queue), under
+// tcmud.conf's cap, in whole blocks.
+int tcmu_device::apply_transfer_limit(const device_options &opts)
 {
 	ring_geometry geo;
-	std::span<std::byte> q0 = uio_.mapping().subspan(0, layout.stride);
-	if (mailbox_error e = read_mailbox(q0, geo); e != mailbox_error::none) {
+	if (mailbox_error e = read_mailbox(uio_.mapping(), geo); e != mailbox_error::none) {
 		log_error(prefix_, "queue 0: %s", std::string(to_string(e)).c_str());
 		return -EPROTO;
 	}
@@ -217,32 +222,48 @@ int tcmu_device::apply_transfer_limit(const device_options &opts, const queue_la
 	return 0;
 }
 
-int tcmu_device::start_queue(const device_options &opts, const queue_layout &layout, uint32_t q)
+// Queue q's uio device, checked to be what its name says: its mailbox must
+// name the same queue of the same number of queues.
+int tcmu_device::open_queue_uio(uint32_t q, uint32_t count)
 {
+	uio_device_info qi;
+	if (int rc = find_queue_uio_device(roots_, info_, q, qi); rc < 0) {
+		log_error(prefix_, "queue %u of %u: no uio device tcmu-queue/%u/%s/%u: %s", q,
+			  count, info_.name.hba, info_.name.device.c_str(), q, strerror(-rc));
+		return rc;
+	}
+	uio_open_options uo;
+	uo.nonblocking = true;
+	uio_device dev;
+	if (int rc = uio_device::open(roots_, qi, uo, dev); rc < 0) {
+		log_error(prefix_, "queue %u: cannot map /dev/%s: %s", q, qi.uio.c_str(),
+			  strerror(-rc));
+		return rc;
+	}
+	auto mq = read_mq_mailbox(dev.mapping());
+	if (!mq || mq->nr_queues != count || mq->queue != q) {
+		log_error(prefix_, "queue %u: /dev/%s's mailbox says queue %u of %u", q,
+			  qi.uio.c_str(), mq ? mq->queue : 0u, mq ? mq->nr_queues : 1u);
+		return -EPROTO;
+	}
+	queue_uios_.push_back(std::move(dev));
+	return 0;
+}
+
+int tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t count)
+{
+	const uio_device &dev = q == 0 ? uio_ : queue_uios_[q - 1];
 	queue_params qp;
-	qp.map = uio_.mapping().subspan(size_t(q) * layout.stride, layout.stride);
-	qp.uio_fd = uio_.fd();
+	qp.map = dev.mapping();
+	qp.uio_fd = dev.fd();
 	qp.queue_index = q;
 	qp.log_prefix = prefix_;
 	qp.lu = lu_.get();
 	qp.store = store_.get();
 	qp.ring.max_in_flight = opts.max_in_flight;
 	qp.uring_entries = opts.uring_entries;
-	if (layout.multi_queue) {
-		// Each queue gets its own eventfd, so entries on queue q wake only
-		// queue q's worker.
-		unique_fd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-		tcmu_mq_eventfd reg{q, efd.get()};
-		if (!efd || ioctl(uio_.fd(), TCMU_MQ_IOC_SET_EVENTFD, &reg) < 0) {
-			int e = errno;
-			log_error(prefix_, "queue %u: cannot register its eventfd: %s", q, strerror(e));
-			return -e;
-		}
-		qp.event_fd = efd.get();
-		queue_events_.push_back(std::move(efd));
-	}
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	qp.cpu = queue_cpu(opts.placement, q, layout.count, online > 0 ? unsigned(online) : 1);
+	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
 	if (int rc = worker->start(); rc < 0)
 		return rc;

@@ -65,25 +65,22 @@ private:
 	void take_over();
 	int make_logical_unit(const backstore_config &bc);
 
-	struct queue_layout {
-		uint32_t count = 1;
-		size_t stride = 0;        // bytes per queue in the mapping
-		bool multi_queue = false; // the kernel speaks the MQ ABI
-	};
-	int detect_queues(queue_layout &out);
-	int apply_transfer_limit(const device_options &opts, const queue_layout &layout);
-	int start_queue(const device_options &opts, const queue_layout &layout, uint32_t q);
+	int detect_queues(uint32_t &count);
+	int open_queue_uio(uint32_t q, uint32_t count);
+	int apply_transfer_limit(const device_options &opts);
+	int start_queue(const device_options &opts, uint32_t q, uint32_t count);
 	void log_placement(const queue_placement &p) const;
 
 	device_roots roots_;
 	uio_device_info info_;
 	std::string prefix_;
 	tcmu_configfs configfs_;
-	uio_device uio_;
+	uio_device uio_; // queue 0: the device's own uio device
 	std::unique_ptr<backstore> store_;
 	std::unique_ptr<scsi::logical_unit> lu_;
-	// Declared before queues_ so the eventfds outlive the workers polling them.
-	std::vector<unique_fd> queue_events_;
+	// Queues 1..N-1 of a multi-queue device, each its own uio device.
+	// Declared before queues_ so they outlive the workers using them.
+	std::vector<uio_device> queue_uios_;
 	std::vector<std::unique_ptr<queue_worker>> queues_;
 };
 

@@ -69,6 +69,35 @@ int read_uio_device(const device_roots &roots, std::string_view uio, uio_device_
 	return 0;
 }
 
+int find_queue_uio_device(const device_roots &roots, const uio_device_info &dev,
+			  uint32_t queue, uio_device_info &out)
+{
+	std::error_code ec;
+	fs::directory_iterator it(roots.sysfs / "class" / "uio", ec);
+	for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+		std::string uio = it->path().filename().string();
+		auto minor = uio_minor(uio);
+		std::string text;
+		if (!minor || read_attribute(it->path() / "name", text) < 0)
+			continue; // not a uio device, or one going away
+		auto qn = parse_queue_uio_name(text);
+		if (!qn || qn->hba != dev.name.hba || qn->device != dev.name.device ||
+		    qn->queue != queue)
+			continue;
+		uio_device_info info;
+		info.uio = uio;
+		info.minor = *minor;
+		info.name = dev.name;
+		if (int r = read_attribute(it->path() / "version", info.version); r < 0)
+			return r;
+		if (int r = read_map0(it->path(), info); r < 0)
+			return r;
+		out = std::move(info);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 std::vector<uio_device_info> discover_tcmu_devices(const device_roots &roots,
 						   std::vector<discovery_skip> *skipped)
 {

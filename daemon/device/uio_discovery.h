@@ -34,6 +34,12 @@ struct discovery_skip {
 	int error = 0; // as read_uio_device returned it, never -ENODEV
 };
 
+// The uio device of queue `queue` (>= 1) of the multi-queue device `dev`
+// (named tcmu-queue/<hba>/<dev>/<queue>). out.name is dev's name. -ENOENT when
+// no such uio device exists, -errno when it cannot be read.
+int find_queue_uio_device(const device_roots &roots, const uio_device_info &dev,
+			  uint32_t queue, uio_device_info &out);
+
 // Every TCMU device, sorted by minor. UIO devices of other drivers are
 // ignored; TCMU ones that could not be read are listed in `skipped`.
 std::vector<uio_device_info> discover_tcmu_devices(const device_roots &roots,

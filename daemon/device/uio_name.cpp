@@ -29,6 +29,23 @@ std::optional<uint32_t> parse_hba(std::string_view s)
 
 } // namespace
 
+std::optional<tcmu_queue_uio_name> parse_queue_uio_name(std::string_view name)
+{
+	constexpr std::string_view queue_prefix = "tcmu-queue/";
+	if (!name.starts_with(queue_prefix))
+		return std::nullopt;
+	std::string_view rest = name.substr(queue_prefix.size());
+	auto hba = parse_hba(take_component(rest));
+	std::string_view device = take_component(rest);
+	// The last component is the queue: no further '/'.
+	if (!hba || !is_safe_path_component(device) || rest.find('/') != std::string_view::npos)
+		return std::nullopt;
+	auto queue = parse_hba(rest);
+	if (!queue || *queue == 0)
+		return std::nullopt;
+	return tcmu_queue_uio_name{*hba, std::string(device), queue.value_or(0)};
+}
+
 bool is_safe_path_component(std::string_view s)
 {
 	return !s.empty() && s != "." && s != ".." && s.find('/') == std::string_view::npos &&

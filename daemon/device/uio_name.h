@@ -23,6 +23,18 @@ struct tcmu_uio_name {
 // configfs path component (empty, ".", "..", or an hba that is not a number).
 std::optional<tcmu_uio_name> parse_uio_name(std::string_view name);
 
+// The uio device of queue q > 0 of a multi-queue device (kmod/, docs/kmod.md):
+//   tcmu-queue/<hba>/<devname>/<q>
+// Queue 0 is the device's own tcm-user uio device.
+struct tcmu_queue_uio_name {
+	uint32_t hba = 0;
+	std::string device;
+	uint32_t queue = 0;
+};
+
+// nullopt unless `name` is exactly that form with q >= 1.
+std::optional<tcmu_queue_uio_name> parse_queue_uio_name(std::string_view name);
+
 // A single path component that cannot climb out of its directory.
 bool is_safe_path_component(std::string_view s);
 

@@ -86,6 +86,15 @@ mailbox_error read_mailbox(std::span<const std::byte> map, ring_geometry &out)
 	return mailbox_error::none;
 }
 
+std::optional<mq_membership> read_mq_mailbox(std::span<const std::byte> map)
+{
+	if (map.size() < TCMUD_MB_SIZE ||
+	    !(read_field<uint16_t>(map, TCMUD_MB_FLAGS_OFF) & TCMUD_MB_FLAG_CAP_MQ))
+		return std::nullopt;
+	return mq_membership{read_field<uint16_t>(map, TCMUD_MQ_NR_QUEUES_OFF),
+			     read_field<uint16_t>(map, TCMUD_MQ_QUEUE_OFF)};
+}
+
 uint32_t load_cmd_head(std::span<std::byte> map)
 {
 	return mailbox_word(map, TCMUD_MB_CMD_HEAD_OFF).load(std::memory_order_acquire);

@@ -15,6 +15,7 @@
 // entries behind it, never sees a tail ahead of the responses.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -48,6 +49,17 @@ std::string_view to_string(mailbox_error e);
 
 // Checks the mailbox of `map` and fills `out`; out is untouched on error.
 mailbox_error read_mailbox(std::span<const std::byte> map, ring_geometry &out);
+
+// kmod/'s multi-queue extension: with TCMU_MAILBOX_FLAG_CAP_MQ set, the
+// mailbox says how many queues the device has and which one this mapping is.
+struct mq_membership {
+	uint16_t nr_queues = 1;
+	uint16_t queue = 0;
+};
+
+// nullopt when the flag is not set (a classic one-ring device). The values
+// are returned as the kernel wrote them; the caller checks them.
+std::optional<mq_membership> read_mq_mailbox(std::span<const std::byte> map);
 
 // The only two accesses to mailbox words after attach. `map` must have passed
 // read_mailbox.

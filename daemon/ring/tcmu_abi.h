@@ -28,6 +28,14 @@
 #define TCMUD_MB_FLAG_CAP_TMR        (1 << 2)
 #define TCMUD_MB_FLAG_CAP_KEEP_BUF   (1 << 3)
 
+/* kmod/'s multi-queue extension (kmod/include/uapi/linux/target_core_user_mq.h):
+ * with CAP_MQ, struct tcmu_mq_mailbox sits in the mailbox's unused bytes. */
+#define TCMUD_MB_FLAG_CAP_MQ         (1 << 15)
+#define TCMUD_MQ_MAILBOX_OFF        16
+#define TCMUD_MQ_NR_QUEUES_OFF      16  /* __u16 */
+#define TCMUD_MQ_QUEUE_OFF          18  /* __u16 */
+#define TCMUD_MQ_MAX_QUEUES         64
+
 /* Entry header (struct tcmu_cmd_entry_hdr), first 8 bytes of every entry. */
 #define TCMUD_HDR_LEN_OP_OFF     0  /* __u32: length | opcode in the low 3 bits */
 #define TCMUD_HDR_CMD_ID_OFF     4  /* __u16 */

@@ -1,10 +1,11 @@
 // tcmu-mq-client: a minimal TCMU user-space backend for testing the kernel
 // side. It finds the tcm-user uio device of one backstore, detects the
-// multi-queue ABI (TCMU_MQ_IOC_GET_INFO; ENOTTY = classic single ring),
-// maps the region and serves every queue from its own thread, woken by its
-// own eventfd, on a RAM disk.
+// multi-queue ABI (TCMU_MAILBOX_FLAG_CAP_MQ and struct tcmu_mq_mailbox in
+// queue 0's mailbox; without them, one classic ring), maps every queue's
+// own uio device and serves each queue from its own thread, woken by and
+// completing on its own uio device, on a RAM disk.
 //
-//   tcmu-mq-client --name NAME --size BYTES [--uio-wakeup] [--wait S] [--stall-queue Q]
+//   tcmu-mq-client --name NAME --size BYTES [--wait S] [--stall-queue Q]
 //   (TCMU_MQ_CLIENT_TRACE=1 in the environment: one stderr line per command)
 //
 // Prints "ready ..." once serving; SIGUSR1 prints the counters; with
@@ -21,8 +22,6 @@
 #include <linux/target_core_user_mq.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,16 +43,22 @@ namespace {
 struct options {
 	std::string name;
 	uint64_t size = 0;
-	bool uio_wakeup = false;
 	int wait_s = 10;
 	int stall_queue = -1;
 };
 
-struct region {
+// One queue's uio device, mapped: queue 0 is the device's tcm-user device,
+// queue q > 0 (multi-queue ABI) the device named tcmu-queue/<hba>/<dev>/<q>.
+struct queue_uio {
 	int fd = -1;
 	std::string uio;
 	uint8_t *map = nullptr;
-	tcmu_mq_info info{};
+	uint64_t map_size = 0;
+};
+
+struct region {
+	uint32_t hba = 0;
+	std::vector<queue_uio> queues;
 	bool mq_abi = false;
 };
 
@@ -71,8 +76,6 @@ std::optional<options> parse(int argc, char **argv)
 			o.wait_s = std::stoi(argv[++i]);
 		else if (a == "--stall-queue" && has_value)
 			o.stall_queue = std::stoi(argv[++i]);
-		else if (a == "--uio-wakeup")
-			o.uio_wakeup = true;
 		else
 			return std::nullopt;
 	}
@@ -81,102 +84,124 @@ std::optional<options> parse(int argc, char **argv)
 	return o;
 }
 
-// The uio name is "tcm-user/<hba>/<device name>/<subtype>/<cfgstring>".
-std::string find_uio(const std::string &name)
+std::string read_line(const std::string &path)
+{
+	std::ifstream f(path);
+	std::string line;
+	std::getline(f, line);
+	return line;
+}
+
+// The tcm-user uio device of backstore `name` ("tcm-user/<hba>/<name>/...")
+// and its hba.
+std::string find_uio(const std::string &name, uint32_t *hba)
 {
 	for (int n = 0; n < 256; n++) {
 		std::string uio = "uio" + std::to_string(n);
-		std::ifstream f("/sys/class/uio/" + uio + "/name");
-		std::string line;
-		if (!f || !std::getline(f, line))
-			continue;
+		std::string line = read_line("/sys/class/uio/" + uio + "/name");
 		if (line.rfind("tcm-user/", 0) != 0)
 			continue;
 		size_t a = line.find('/', 9);
 		size_t b = a == std::string::npos ? a : line.find('/', a + 1);
-		if (b != std::string::npos && line.substr(a + 1, b - a - 1) == name)
+		if (b != std::string::npos && line.substr(a + 1, b - a - 1) == name) {
+			*hba = static_cast<uint32_t>(std::stoul(line.substr(9, a - 9)));
+			return uio;
+		}
+	}
+	return {};
+}
+
+std::string find_queue_uio(uint32_t hba, const std::string &name, uint32_t q)
+{
+	std::string want = "tcmu-queue/" + std::to_string(hba) + "/" + name + "/" + std::to_string(q);
+	for (int n = 0; n < 256; n++) {
+		std::string uio = "uio" + std::to_string(n);
+		if (read_line("/sys/class/uio/" + uio + "/name") == want)
 			return uio;
 	}
 	return {};
 }
 
-uint64_t classic_map_size(const std::string &uio)
+bool map_uio(queue_uio &u)
 {
-	std::ifstream f("/sys/class/uio/" + uio + "/maps/map0/size");
-	std::string s;
-	return f >> s ? std::stoull(s, nullptr, 0) : 0;
+	u.map_size = std::stoull("0" + read_line("/sys/class/uio/" + u.uio + "/maps/map0/size"),
+				 nullptr, 0);
+	u.fd = open(("/dev/" + u.uio).c_str(), O_RDWR | O_CLOEXEC);
+	if (u.fd < 0) {
+		std::fprintf(stderr, "open /dev/%s: %s\n", u.uio.c_str(), std::strerror(errno));
+		return false;
+	}
+	void *p = mmap(nullptr, u.map_size, PROT_READ | PROT_WRITE, MAP_SHARED, u.fd, 0);
+	if (u.map_size == 0 || p == MAP_FAILED) {
+		std::fprintf(stderr, "mmap %llu bytes of /dev/%s: %s\n",
+			     (unsigned long long)u.map_size, u.uio.c_str(), std::strerror(errno));
+		return false;
+	}
+	u.map = static_cast<uint8_t *>(p);
+	return true;
 }
 
-// Opens and maps the device; fills info for the classic ABI too (1 queue).
+// The multi-queue mailbox extension, or nullptr on a classic mailbox.
+const tcmu_mq_mailbox *mq_mailbox(const queue_uio &u)
+{
+	auto *mb = reinterpret_cast<const tcmu_mailbox *>(u.map);
+	if (!(mb->flags & TCMU_MAILBOX_FLAG_CAP_MQ))
+		return nullptr;
+	return reinterpret_cast<const tcmu_mq_mailbox *>(u.map + TCMU_MQ_MAILBOX_OFF);
+}
+
+// Opens and maps queue 0; with TCMU_MAILBOX_FLAG_CAP_MQ in its mailbox, the
+// other queues' uio devices too, each checked to be the queue it claims.
 bool open_region(const options &o, region &r)
 {
-	for (int t = 0; r.uio.empty() && t < o.wait_s * 10; t++) {
-		r.uio = find_uio(o.name);
-		if (r.uio.empty())
+	queue_uio q0;
+	for (int t = 0; q0.uio.empty() && t < o.wait_s * 10; t++) {
+		q0.uio = find_uio(o.name, &r.hba);
+		if (q0.uio.empty())
 			usleep(100000);
 	}
-	if (r.uio.empty()) {
+	if (q0.uio.empty()) {
 		std::fprintf(stderr, "no tcm-user uio device named %s\n", o.name.c_str());
 		return false;
 	}
-	r.fd = open(("/dev/" + r.uio).c_str(), O_RDWR | O_CLOEXEC);
-	if (r.fd < 0) {
-		std::fprintf(stderr, "open /dev/%s: %s\n", r.uio.c_str(), std::strerror(errno));
+	if (!map_uio(q0))
+		return false;
+	r.queues.push_back(q0);
+	const tcmu_mq_mailbox *mq = mq_mailbox(q0);
+	r.mq_abi = mq != nullptr;
+	uint32_t n = mq ? mq->nr_queues : 1;
+	if (mq && (n < 2 || n > TCMU_MQ_MAX_QUEUES || mq->queue != 0)) {
+		std::fprintf(stderr, "queue 0 mailbox says queue %u of %u\n", mq->queue, n);
 		return false;
 	}
-	if (ioctl(r.fd, TCMU_MQ_IOC_GET_INFO, &r.info) == 0) {
-		r.mq_abi = true;
-	} else if (errno == ENOTTY) {
-		r.info.nr_queues = 1;
-		r.info.mmap_size = r.info.queue_stride = classic_map_size(r.uio);
-	} else {
-		std::fprintf(stderr, "TCMU_MQ_IOC_GET_INFO: %s\n", std::strerror(errno));
-		return false;
-	}
-	void *p = mmap(nullptr, r.info.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
-	if (r.info.mmap_size == 0 || p == MAP_FAILED) {
-		std::fprintf(stderr, "mmap %llu bytes of /dev/%s: %s\n", r.info.mmap_size, r.uio.c_str(), std::strerror(errno));
-		return false;
-	}
-	r.map = static_cast<uint8_t *>(p);
-	if (!r.mq_abi) {
-		// Classic layout: the data area follows the command ring.
-		auto *mb = reinterpret_cast<tcmu_mailbox *>(r.map);
-		r.info.ring_size = uint64_t{mb->cmdr_off} + mb->cmdr_size;
-		r.info.data_size = r.info.mmap_size - std::min(r.info.ring_size, r.info.mmap_size);
-	}
-	return true;
-}
-
-bool layout_sane(const region &r)
-{
-	const tcmu_mq_info &i = r.info;
-	if (i.nr_queues < 1 || i.nr_queues > TCMU_MQ_MAX_QUEUES ||
-	    i.queue_stride * i.nr_queues != i.mmap_size ||
-	    i.ring_size + i.data_size > i.queue_stride) {
-		std::fprintf(stderr, "layout: nr_queues %u ring %llu data %llu stride %llu mmap %llu\n",
-			     i.nr_queues, i.ring_size, i.data_size, i.queue_stride, i.mmap_size);
-		return false;
-	}
-	for (uint32_t q = 0; i.nr_queues > 1 && q < i.nr_queues; q++) {
-		auto *mb = reinterpret_cast<tcmu_mailbox *>(r.map + q * i.queue_stride);
-		if (!(mb->flags & TCMU_MAILBOX_FLAG_CAP_MQ)) {
-			std::fprintf(stderr, "queue %u: mailbox lacks TCMU_MAILBOX_FLAG_CAP_MQ\n", q);
+	for (uint32_t q = 1; q < n; q++) {
+		queue_uio u;
+		u.uio = find_queue_uio(r.hba, o.name, q);
+		if (u.uio.empty()) {
+			std::fprintf(stderr, "queue %u: no uio device tcmu-queue/%u/%s/%u\n", q, r.hba,
+				     o.name.c_str(), q);
 			return false;
 		}
+		if (!map_uio(u))
+			return false;
+		const tcmu_mq_mailbox *m = mq_mailbox(u);
+		if (!m || m->nr_queues != n || m->queue != q) {
+			std::fprintf(stderr, "queue %u: /dev/%s's mailbox does not say queue %u of %u\n",
+				     q, u.uio.c_str(), q, n);
+			return false;
+		}
+		r.queues.push_back(u);
 	}
 	return true;
 }
 
-int bind_eventfd(int uio_fd, uint32_t q)
+// Classic layout within each queue's mapping: the data area follows the
+// command ring.
+queue_layout layout_of(const queue_uio &u)
 {
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	tcmu_mq_eventfd e = {q, efd};
-	if (efd < 0 || ioctl(uio_fd, TCMU_MQ_IOC_SET_EVENTFD, &e) < 0) {
-		std::fprintf(stderr, "queue %u: TCMU_MQ_IOC_SET_EVENTFD: %s\n", q, std::strerror(errno));
-		return -1;
-	}
-	return efd;
+	auto *mb = reinterpret_cast<tcmu_mailbox *>(u.map);
+	uint64_t ring = uint64_t{mb->cmdr_off} + mb->cmdr_size;
+	return {u.map, ring, u.map_size - std::min(ring, u.map_size)};
 }
 
 void print_stats(const char *what, const std::vector<std::unique_ptr<queue_server>> &qs)
@@ -219,12 +244,12 @@ int main(int argc, char **argv)
 {
 	auto opt = parse(argc, argv);
 	if (!opt) {
-		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--uio-wakeup] [--wait S] [--stall-queue Q]\n",
+		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--wait S] [--stall-queue Q]\n",
 			     argv[0]);
 		return 2;
 	}
 	region r;
-	if (!open_region(*opt, r) || !layout_sane(r))
+	if (!open_region(*opt, r))
 		return 1;
 	ram_disk disk(opt->size);
 	if (!disk.ok()) {
@@ -241,13 +266,9 @@ int main(int argc, char **argv)
 	std::atomic<bool> stop{false};
 	std::atomic<int> held{-1};
 	std::vector<std::unique_ptr<queue_server>> queues;
-	bool use_eventfd = r.mq_abi && !opt->uio_wakeup;
-	for (uint32_t q = 0; q < r.info.nr_queues; q++) {
-		int efd = use_eventfd ? bind_eventfd(r.fd, q) : -1;
-		if (use_eventfd && efd < 0)
-			return 1;
-		queue_layout l = {r.map + q * r.info.queue_stride, r.info.ring_size, r.info.data_size};
-		queues.push_back(std::make_unique<queue_server>(q, l, r.fd, efd, disk, stop, held));
+	for (uint32_t q = 0; q < r.queues.size(); q++) {
+		queues.push_back(std::make_unique<queue_server>(q, layout_of(r.queues[q]),
+								r.queues[q].fd, disk, stop, held));
 		if (!queues.back()->check_mailbox())
 			return 1;
 	}
@@ -255,11 +276,14 @@ int main(int argc, char **argv)
 	std::vector<std::thread> threads;
 	for (auto &s : queues)
 		threads.emplace_back([&s, &running] { s->run(); running--; });
-	std::printf("ready uio=%s nr_queues=%u abi=%s wakeup=%s pid=%d ring_size=%llu data_size=%llu "
-		    "stride=%llu mmap_size=%llu\n", r.uio.c_str(), r.info.nr_queues,
-		    r.mq_abi ? "mq" : "classic", use_eventfd ? "eventfd" : "uio", getpid(),
-		    (unsigned long long)r.info.ring_size, (unsigned long long)r.info.data_size,
-		    (unsigned long long)r.info.queue_stride, (unsigned long long)r.info.mmap_size);
+	std::string uios;
+	for (const auto &u : r.queues)
+		uios += (uios.empty() ? "" : ",") + u.uio;
+	const queue_layout l0 = layout_of(r.queues[0]);
+	std::printf("ready uio=%s nr_queues=%zu abi=%s pid=%d ring_size=%llu data_size=%llu "
+		    "map_size=%llu\n", uios.c_str(), r.queues.size(), r.mq_abi ? "mq" : "classic",
+		    getpid(), (unsigned long long)l0.ring_size, (unsigned long long)l0.data_size,
+		    (unsigned long long)r.queues[0].map_size);
 	std::fflush(stdout);
 
 	timespec tick = {0, 200 * 1000 * 1000};

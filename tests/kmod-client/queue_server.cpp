@@ -33,9 +33,9 @@ uint32_t entry_len_op(const uint8_t *e)
 }  // namespace
 
 queue_server::queue_server(uint32_t index, queue_layout layout, int uio_fd,
-			   int event_fd, ram_disk &disk, const std::atomic<bool> &stop,
+			   ram_disk &disk, const std::atomic<bool> &stop,
 			   const std::atomic<int> &held)
-	: index_(index), layout_(layout), uio_fd_(uio_fd), event_fd_(event_fd),
+	: index_(index), layout_(layout), uio_fd_(uio_fd),
 	  disk_(disk), stop_(stop), held_(held),
 	  mb_(reinterpret_cast<tcmu_mailbox *>(layout.mailbox)),
 	  trace_(std::getenv("TCMU_MQ_CLIENT_TRACE") != nullptr)
@@ -84,20 +84,13 @@ void queue_server::run()
 // Returns false when the device went away (uio unregistered).
 bool queue_server::wait_for_event()
 {
-	pollfd fds[2] = {{uio_fd_, 0, 0}, {event_fd_, POLLIN, 0}};
-	if (event_fd_ < 0)
-		fds[0].events = POLLIN;
-	int n = poll(fds, event_fd_ < 0 ? 1 : 2, 100);
+	pollfd fd = {uio_fd_, POLLIN, 0};
+	int n = poll(&fd, 1, 100);
 	if (n <= 0)
 		return true;
-	if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+	if (fd.revents & (POLLERR | POLLHUP | POLLNVAL))
 		return false;
-	uint64_t count;
-	if (fds[1].revents & POLLIN && read(event_fd_, &count, sizeof(count)) > 0) {
-		stats_.wakeups++;
-		woke_ = true;
-	}
-	if (fds[0].revents & POLLIN) {
+	if (fd.revents & POLLIN) {
 		uint32_t events;
 		if (read(uio_fd_, &events, sizeof(events)) < 0)
 			return false;
@@ -254,8 +247,8 @@ void queue_server::complete_batch()
 	stats_.completed += batch_.size();
 	stats_.held = 0;
 	batch_.clear();
-	uint32_t q = index_;
-	if (write(uio_fd_, &q, sizeof(q)) != sizeof(q)) {
+	uint32_t value = 0; // ignored: the uio device written to is the queue
+	if (write(uio_fd_, &value, sizeof(value)) != sizeof(value)) {
 		stats_.write_errors++;
 		std::fprintf(stderr, "queue %u: completion write: %s\n", index_, std::strerror(errno));
 	}

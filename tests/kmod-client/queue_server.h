@@ -31,8 +31,8 @@ struct queue_stats {
 	std::atomic<uint64_t> tmr_ids{0};      // aborted cmd_ids those entries listed
 	std::atomic<uint64_t> held{0};         // consumed, not completed while held
 	std::atomic<uint64_t> wakeups{0};      // waits that ended with an event
-	// Wakeups that found nothing new on this queue: another queue's entry
-	// woke us, or (rarely) an entry we had already drained signalled late.
+	// Wakeups that found nothing new on this queue: an entry we had already
+	// drained signalled late (another queue's entries wake its own device).
 	std::atomic<uint64_t> empty_wakeups{0};
 	std::atomic<uint64_t> batches{0};      // completion writes to the uio fd
 	std::atomic<uint64_t> duplicates{0};   // a cmd_id received while outstanding
@@ -45,12 +45,11 @@ struct queue_stats {
 
 class queue_server {
 public:
-	// event_fd < 0: wait on the uio fd (classic wakeup). While `held`
+	// uio_fd: this queue's own uio device (woken by, completed on). While `held`
 	// equals this queue's index, the queue consumes entries but completes
 	// none (a stalled daemon thread, for the kernel's per-queue timers and
 	// TMRs); the held commands complete once it changes.
-	queue_server(uint32_t index, queue_layout layout, int uio_fd, int event_fd,
-		     ram_disk &disk, const std::atomic<bool> &stop,
+	queue_server(uint32_t index, queue_layout layout, int uio_fd, ram_disk &disk, const std::atomic<bool> &stop,
 		     const std::atomic<int> &held);
 
 	// Validates the mailbox; false (with a message) if it cannot be served.
@@ -81,7 +80,6 @@ private:
 	uint32_t index_;
 	queue_layout layout_;
 	int uio_fd_;
-	int event_fd_;
 	ram_disk &disk_;
 	const std::atomic<bool> &stop_;
 	const std::atomic<int> &held_;

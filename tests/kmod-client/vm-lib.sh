@@ -98,6 +98,10 @@ check_queues_used() {
 			[ "$rx" -gt 0 ] || fail "queue $q got no commands: $line"
 		else
 			expect_eq "$rx" 0 "commands on queue $q, which no CPU maps to ($cpus CPUs)"
+			# Each queue has its own uio device: the busy queues'
+			# entries never woke this one.
+			expect_eq "$(sed -n 's/.* wakeups=\([0-9]*\).*/\1/p' <<<"$line")" 0 \
+				"wakeups of queue $q, which no CPU maps to"
 		fi
 		expect_eq "$done" "$rx" "queue $q completed vs received"
 	done
@@ -108,6 +112,18 @@ check_queues_used() {
 kernel_ring_errors() {
 	dmesg | sed -n "/tcmud-vm: scenario ${1} start/,\$p" |
 		grep -E 'ring is broken|not found, ring|Invalid addr to data page|tcmu.*(timed out|BUG)' || true
+}
+
+# queue_uios HBA NAME: the uio devices of the queues 1..N-1 of backstore
+# NAME (named tcmu-queue/<hba>/<name>/<q>), one "uioM q" line each.
+queue_uios() {
+	local d
+	for d in /sys/class/uio/uio*; do
+		[ -e "$d/name" ] || continue
+		case $(cat "$d/name") in
+		"tcmu-queue/$1/$2/"*) echo "${d##*/} $(cut -d/ -f4 "$d/name")" ;;
+		esac
+	done
 }
 
 # fio_verify_jobs NAME DEV JOBS TOTAL_MIB: crc32c write+verify with JOBS jobs

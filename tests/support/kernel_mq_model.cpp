@@ -3,37 +3,55 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <stdexcept>
+
+#include "ring/tcmu_abi.h"
 
 namespace tcmud::test {
 
-kernel_mq_model::kernel_mq_model(unsigned nr_queues, const model_options &opts)
-	: doorbells_(nr_queues, 0)
+namespace {
+
+// What tcmu_alloc_queue writes into queue q's mailbox when N > 1.
+void mark_mq_mailbox(std::span<std::byte> map, unsigned q, unsigned n)
 {
-	// SOCK_SEQPACKET keeps each 4-byte write of each worker one message, as
-	// each write() to the uio device is one call into the kernel.
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, uio_) < 0 ||
-	    fcntl(uio_[1], F_SETFL, O_NONBLOCK) < 0)
-		throw std::runtime_error("socketpair");
+	uint16_t flags, nr = uint16_t(n), idx = uint16_t(q);
+	std::memcpy(&flags, map.data() + TCMUD_MB_FLAGS_OFF, sizeof(flags));
+	flags |= TCMUD_MB_FLAG_CAP_MQ;
+	std::memcpy(map.data() + TCMUD_MB_FLAGS_OFF, &flags, sizeof(flags));
+	std::memcpy(map.data() + TCMUD_MQ_NR_QUEUES_OFF, &nr, sizeof(nr));
+	std::memcpy(map.data() + TCMUD_MQ_QUEUE_OFF, &idx, sizeof(idx));
+}
+
+} // namespace
+
+kernel_mq_model::kernel_mq_model(unsigned nr_queues, const model_options &opts)
+	: doorbells_(nr_queues, 0), events_(nr_queues, 0)
+{
 	for (unsigned q = 0; q < nr_queues; ++q) {
 		rings_.push_back(std::make_unique<kernel_ring_model>(opts));
-		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (fd < 0)
-			throw std::runtime_error("eventfd");
-		event_fds_.push_back(fd);
+		if (nr_queues > 1)
+			mark_mq_mailbox(rings_.back()->mapping(), q, nr_queues);
+		// SOCK_SEQPACKET keeps each 4-byte write one message, as each
+		// write() to a uio device is one call into the kernel. The
+		// worker's end is non-blocking, as tcmud opens /dev/uioN.
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+		    fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(sv[1], F_SETFL, O_NONBLOCK) < 0)
+			throw std::runtime_error("socketpair");
+		uio_.push_back({sv[0], sv[1]});
 	}
 }
 
 kernel_mq_model::~kernel_mq_model()
 {
-	for (int fd : event_fds_)
-		close(fd);
-	close(uio_[0]);
-	close(uio_[1]);
+	for (auto &p : uio_) {
+		close(p.worker);
+		close(p.kernel);
+	}
 }
 
 std::optional<kernel_mq_model::queued>
@@ -49,9 +67,9 @@ kernel_mq_model::submit(unsigned cpu, std::span<const uint8_t> cdb,
 
 void kernel_mq_model::notify(unsigned q)
 {
-	uint64_t one = 1;
-	if (write(event_fds_[q], &one, sizeof(one)) != sizeof(one))
-		throw std::runtime_error("eventfd write");
+	uint32_t count = ++events_[q];
+	if (write(uio_[q].kernel, &count, sizeof(count)) != sizeof(count))
+		throw std::runtime_error("uio notify");
 }
 
 void kernel_mq_model::notify_all()
@@ -62,17 +80,21 @@ void kernel_mq_model::notify_all()
 
 bool kernel_mq_model::handle_doorbells(int timeout_ms)
 {
-	pollfd p{uio_[1], POLLIN, 0};
-	if (poll(&p, 1, timeout_ms) <= 0)
+	std::vector<pollfd> fds;
+	for (const auto &p : uio_)
+		fds.push_back({p.kernel, POLLIN, 0});
+	if (poll(fds.data(), fds.size(), timeout_ms) <= 0)
 		return true;
-	uint32_t q;
-	ssize_t n;
-	while ((n = read(uio_[1], &q, sizeof(q))) > 0) {
-		if (n != sizeof(q) || q >= nr_queues())
-			return false;
-		// The kernel's uio write handler: complete queue q only.
-		doorbells_[q]++;
-		rings_[q]->handle_completions();
+	for (unsigned q = 0; q < nr_queues(); ++q) {
+		uint32_t value;
+		ssize_t n;
+		while ((n = read(uio_[q].kernel, &value, sizeof(value))) > 0) {
+			if (n != sizeof(value))
+				return false;
+			// tcmu_irqcontrol: the device written to is the queue.
+			doorbells_[q]++;
+			rings_[q]->handle_completions();
+		}
 	}
 	return true;
 }

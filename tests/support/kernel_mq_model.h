@@ -2,15 +2,14 @@
 #pragma once
 // The multi-queue side of the patched kernel (kmod/patches/0002), for unit
 // tests: N complete classic rings (one kernel_ring_model each), a command
-// steered to queue (submitting CPU % N) as tcmu_queue_cmd does, each queue's
-// new entries signalling that queue's eventfd (TCMU_MQ_IOC_SET_EVENTFD), and
-// the completion "write of the 32-bit value q to the uio device" arriving on
-// one socket shared by all queues, where it completes queue q only.
+// steered to queue (submitting CPU % N) as tcmu_queue_cmd does, and one "uio
+// device" per queue, as the kernel registers one per queue: a socketpair
+// whose model end raises that queue's interrupt (a 4-byte event count the
+// worker reads) and receives that queue's completion writes, which complete
+// that queue only, whatever value is written.
 //
-// The kernel maps the rings one after the other in one mmap(); here each ring
-// has its own buffer. A worker is handed its queue's span either way, and
-// every offset in an entry is relative to that queue's mailbox, so nothing a
-// worker can observe differs.
+// Each ring's mailbox carries TCMU_MAILBOX_FLAG_CAP_MQ and the queue's place
+// (struct tcmu_mq_mailbox) when N > 1, as the kernel writes them.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,9 +30,8 @@ public:
 
 	unsigned nr_queues() const { return unsigned(rings_.size()); }
 	kernel_ring_model &ring(unsigned q) { return *rings_[q]; }
-	int event_fd(unsigned q) const { return event_fds_[q]; }
-	// The worker's end of the "uio device": it writes its queue index here.
-	int uio_fd() const { return uio_[0]; }
+	// The worker's end of queue q's "uio device".
+	int uio_fd(unsigned q) const { return uio_[q].worker; }
 
 	static unsigned queue_of_cpu(unsigned cpu, unsigned nr_queues) { return cpu % nr_queues; }
 
@@ -46,24 +44,29 @@ public:
 	};
 	std::optional<queued> submit(unsigned cpu, std::span<const uint8_t> cdb,
 				     std::span<const uint8_t> data_out = {}, size_t data_in_len = 0);
-	// Signals queue q's eventfd.
+	// uio_event_notify on queue q's uio device.
 	void notify(unsigned q);
 	void notify_all();
 
-	// Reads the completion writes that arrived (waiting up to timeout_ms for
-	// the first) and runs tcmu_handle_completions on the queue each names.
-	// Returns false on a write that is not a 4-byte queue index < N.
+	// Reads the completion writes that arrived on any queue's uio device
+	// (waiting up to timeout_ms for the first) and runs
+	// tcmu_handle_completions on the queue whose device was written.
+	// Returns false on a write that is not 4 bytes.
 	bool handle_doorbells(int timeout_ms);
-	// Completion writes received for queue q.
+	// Completion writes received on queue q's uio device.
 	size_t doorbells(unsigned q) const { return doorbells_[q]; }
 	size_t completions() const;
 	bool any_broken() const;
 
 private:
+	struct uio_pair {
+		int worker = -1;
+		int kernel = -1;
+	};
 	std::vector<std::unique_ptr<kernel_ring_model>> rings_;
-	std::vector<int> event_fds_;
+	std::vector<uio_pair> uio_;
 	std::vector<size_t> doorbells_;
-	int uio_[2] = {-1, -1};
+	std::vector<uint32_t> events_;
 };
 
 } // namespace tcmud::test

@@ -3,8 +3,7 @@
 // rings of the in-process multi-queue kernel model (kernel_mq_model.h) over
 // one real file backstore and one logical unit, as tcmu_device sets them up
 // on the patched kernel: commands spread over the queues by submitting CPU,
-// each queue woken by its own eventfd, completions written as the queue's
-// index to one shared "uio" fd.
+// each queue woken through and completed on its own "uio device".
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -44,8 +43,7 @@ struct mq_harness {
 		for (unsigned q = 0; q < n; ++q) {
 			queue_params qp;
 			qp.map = model.ring(q).mapping();
-			qp.uio_fd = model.uio_fd();
-			qp.event_fd = model.event_fd(q);
+			qp.uio_fd = model.uio_fd(q);
 			qp.queue_index = q;
 			qp.log_prefix = "file/mq" + std::to_string(q) + ":";
 			qp.lu = unit.lu.get();
@@ -308,4 +306,33 @@ TEST_CASE("multi-queue: a TMR names only its own queue's commands; each is answe
 	h.model.notify_all();
 	h.collect();
 	REQUIRE(good(h.completion(after)));
+}
+
+TEST_CASE("multi-queue: an interrupt on one queue's uio device wakes that queue's worker only; "
+	  "each queue's completions go to its own device")
+{
+	set_log_level(log_level::error);
+	mq_harness h(2);
+	auto a = h.submit(0, cdb10(0x28, 0, 1), {}, block);
+	auto b = h.submit(1, cdb10(0x28, 8, 1), {}, block);
+	REQUIRE(a.queue == 0);
+	REQUIRE(b.queue == 1);
+	h.model.notify(1);
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (h.model.ring(1).completions().empty()) {
+		REQUIRE(std::chrono::steady_clock::now() < deadline);
+		REQUIRE(h.model.handle_doorbells(100));
+	}
+	// Queue 0 was never woken: its command waits, and nothing was written
+	// to its device.
+	REQUIRE(h.model.handle_doorbells(300));
+	CHECK(h.model.ring(0).completions().empty());
+	CHECK(h.model.ring(0).in_flight() == 1);
+	CHECK(h.model.doorbells(0) == 0);
+	CHECK(h.model.doorbells(1) >= 1);
+	h.model.notify(0);
+	h.collect();
+	CHECK(good(h.completion(a)));
+	CHECK(good(h.completion(b)));
+	CHECK(h.model.doorbells(0) >= 1);
 }

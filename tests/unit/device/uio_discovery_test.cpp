@@ -83,3 +83,25 @@ TEST_CASE("a directory entry not named uioN is not a device")
 	CHECK(read_uio_device(t.roots, "uiox", info) == -ENODEV);
 	CHECK(discover_tcmu_devices(t.roots).empty());
 }
+
+TEST_CASE("a queue's uio device is found by hba, device and queue; discovery does not list it")
+{
+	fake_tree t;
+	t.add_uio("uio2", "tcm-user/1/disk/file//srv/d.img");
+	t.add_uio("uio3", "tcmu-queue/1/disk/1", "0x0000000000410000\n");
+	t.add_uio("uio4", "tcmu-queue/1/disk/2");
+	t.add_uio("uio5", "tcmu-queue/2/disk/3");  // another hba
+	t.add_uio("uio6", "tcmu-queue/1/disk9/3"); // another device
+	auto devs = discover_tcmu_devices(t.roots);
+	REQUIRE(devs.size() == 1);
+
+	uio_device_info q;
+	REQUIRE(find_queue_uio_device(t.roots, devs[0], 1, q) == 0);
+	CHECK(q.uio == "uio3");
+	CHECK(q.minor == 3);
+	CHECK(q.map_size == 0x410000);
+	CHECK(q.name.device == "disk");
+	REQUIRE(find_queue_uio_device(t.roots, devs[0], 2, q) == 0);
+	CHECK(q.uio == "uio4");
+	CHECK(find_queue_uio_device(t.roots, devs[0], 3, q) == -ENOENT);
+}

@@ -56,3 +56,24 @@ TEST_CASE("a device name that could leave its configfs directory is refused")
 	CHECK_FALSE(parse_uio_name("tcm-user/1/./file/a"));
 	CHECK_FALSE(parse_uio_name("tcm-user/1"));
 }
+
+TEST_CASE("a queue uio name gives hba, device and queue")
+{
+	auto n = tcmud::parse_queue_uio_name("tcmu-queue/4/disk2/3");
+	REQUIRE(n);
+	CHECK(n->hba == 4);
+	CHECK(n->device == "disk2");
+	CHECK(n->queue == 3);
+	// Not a tcm-user name: daemons that look for those ignore it.
+	CHECK_FALSE(parse_uio_name("tcmu-queue/4/disk2/3"));
+}
+
+TEST_CASE("queue uio names that are not exactly tcmu-queue/<hba>/<dev>/<q>, q >= 1, are refused")
+{
+	for (const char *bad : {"tcmu-queue/4/disk2/0", "tcmu-queue/4/disk2", "tcmu-queue/4/disk2/",
+				"tcmu-queue/4/disk2/1/2", "tcmu-queue/x/disk2/1", "tcmu-queue/4/../1",
+				"tcmu-queue/4/disk2/1x", "tcm-user/4/disk2/1", "tcmu-queue//disk2/1"}) {
+		INFO(bad);
+		CHECK_FALSE(tcmud::parse_queue_uio_name(bad));
+	}
+}

@@ -101,3 +101,20 @@ TEST_CASE("a cmd_tail outside the ring at attach is refused")
 	model.poke_u32(TCMUD_MB_CMD_TAIL_OFF, model.cmdr_size());
 	CHECK(attach_error(model.mapping()) == mailbox_error::tail_invalid);
 }
+
+TEST_CASE("a classic mailbox has no multi-queue membership; a CAP_MQ one says its queue")
+{
+	kernel_ring_model model;
+	CHECK_FALSE(read_mq_mailbox(model.mapping()));
+	auto map = model.mapping();
+	uint16_t flags = 0x7 | TCMUD_MB_FLAG_CAP_MQ, n = 4, q = 3;
+	std::memcpy(map.data() + TCMUD_MB_FLAGS_OFF, &flags, 2);
+	std::memcpy(map.data() + TCMUD_MQ_NR_QUEUES_OFF, &n, 2);
+	std::memcpy(map.data() + TCMUD_MQ_QUEUE_OFF, &q, 2);
+	auto mq = read_mq_mailbox(map);
+	REQUIRE(mq);
+	CHECK(mq->nr_queues == 4);
+	CHECK(mq->queue == 3);
+	// The extension lives in bytes the ring never uses: the ring attaches.
+	attach_ring(model);
+}

@@ -2,9 +2,10 @@
 # (libaio, direct, iodepth 16) with 1 job and with JOBS jobs on a RAM disk
 # served by tcmu-mq-client, on
 #   stock      Debian's own uio.ko + target_core_user.ko (modprobe), client on
-#              the classic ABI (1 queue, uio fd wakeup)
-#   patched/1  our modules (--kmod), nr_queues=1 (eventfd wakeup)
-#   patched/N  our modules, nr_queues=QUEUES, one thread and eventfd per queue
+#              the classic ABI (1 queue, 1 uio device)
+#   patched/1  our modules (--kmod), nr_queues=1 (the same classic ABI)
+#   patched/N  our modules, nr_queues=QUEUES, one thread and one uio device
+#              per queue
 # The stock modules are unloaded and ours inserted between the two halves,
 # so every figure comes from the same boot. Besides IOPS it records counts
 # that do not depend on emulated time: commands the client served and its

@@ -6,69 +6,47 @@
  * Multi-queue extension of the TCMU ring (see target_core_user.h).
  *
  * A TCMU device has attrib/nr_queues (default 1), writable only before
- * the device is enabled. With 1 queue the mmap()ed area is exactly the
- * classic layout. With N queues it holds N classic rings one after the
- * other, @queue_stride bytes apart: queue q's struct tcmu_mailbox is at
- * q * queue_stride, its command ring at cmdr_off from that mailbox, and
- * its data area at ring_size from that mailbox. Every offset the kernel
- * writes into a queue's ring (cdb_off, iov_base) is relative to that
- * queue's mailbox, so each queue is served like a single-queue device.
+ * the device is enabled. With 1 queue nothing differs from the classic
+ * device: one uio device, one ring, the same mailbox.
  *
- * The kernel puts a command on the queue of the CPU that submits it.
- * User space completes queue q by writing the 32-bit value q to the uio
- * device; with 1 queue the value is ignored, as before.
+ * With N queues each queue is a classic ring with its own uio device:
+ *  - queue 0 is the device's uio device, named as always
+ *    "tcm-user/<hba>/<dev>/<dev_config>";
+ *  - queue q (1 <= q < N) is a uio device named "tcmu-queue/<hba>/<dev>/<q>".
+ * Each queue's map0 holds its mailbox, command ring and data area in the
+ * classic layout, and every offset in its entries is relative to its own
+ * mailbox. read()/poll() on a queue's uio device wait for that queue's
+ * entries only; a write() to it completes that queue only (the value is
+ * ignored, as before). The kernel puts a command on the queue of the CPU
+ * that submits it.
  *
- * Wakeups: by default a new command or TMR on any queue wakes every
- * reader/poller of the uio device. After TCMU_MQ_IOC_SET_EVENTFD for
- * queue q, entries on queue q signal that eventfd instead, so one
- * queue's thread is not woken for another queue's commands.
- *
- * Detection: TCMU_MQ_IOC_GET_INFO on the uio fd fails with ENOTTY on a
- * kernel without this extension; there, use the classic ring only.
+ * Every queue's mailbox of such a device has TCMU_MAILBOX_FLAG_CAP_MQ in
+ * its flags and a struct tcmu_mq_mailbox at TCMU_MQ_MAILBOX_OFF, in bytes
+ * that the classic mailbox leaves unused. A daemon that does not know
+ * queues should refuse a device whose queue 0 has the flag: it would
+ * leave the other queues' commands to time out.
  */
 
 #include <linux/types.h>
-#include <linux/ioctl.h>
 
 #define TCMU_MQ_MAX_QUEUES	64
 
 /* Set in every queue's mailbox->flags when the device has N > 1 queues. */
 #define TCMU_MAILBOX_FLAG_CAP_MQ	(1 << 15)
 
-/**
- * struct tcmu_mq_info - layout of a TCMU device's mmap()ed area
- * @nr_queues:		number of queues (1 .. TCMU_MQ_MAX_QUEUES)
- * @flags:		zero; reserved
- * @ring_size:		bytes of mailbox plus command ring per queue; a
- *			queue's data area starts this far from its mailbox
- * @data_size:		bytes of data area per queue
- * @queue_stride:	bytes from one queue's mailbox to the next
- * @mmap_size:		bytes to mmap() (nr_queues * queue_stride)
- */
-struct tcmu_mq_info {
-	__u32 nr_queues;
-	__u32 flags;
-	__u64 ring_size;
-	__u64 data_size;
-	__u64 queue_stride;
-	__u64 mmap_size;
-};
+/* Offset of struct tcmu_mq_mailbox from the start of the mailbox */
+#define TCMU_MQ_MAILBOX_OFF	16
 
 /**
- * struct tcmu_mq_eventfd - per-queue wakeup
- * @queue:	queue index
- * @fd:		an eventfd signalled for each batch of new entries on
- *		@queue, or -1 to go back to waking the uio device
+ * struct tcmu_mq_mailbox - where a queue belongs, valid with CAP_MQ
+ * @nr_queues:	number of queues of the device (2 .. TCMU_MQ_MAX_QUEUES)
+ * @queue:	index of this queue (0 .. nr_queues - 1)
+ * @reserved:	zero
  */
-struct tcmu_mq_eventfd {
-	__u32 queue;
-	__s32 fd;
+struct tcmu_mq_mailbox {
+	__u16 nr_queues;
+	__u16 queue;
+	__u32 reserved;
 };
-
-#define TCMU_MQ_IOC_MAGIC	0xE9
-#define TCMU_MQ_IOC_GET_INFO \
-	_IOR(TCMU_MQ_IOC_MAGIC, 0x01, struct tcmu_mq_info)
-#define TCMU_MQ_IOC_SET_EVENTFD \
-	_IOW(TCMU_MQ_IOC_MAGIC, 0x02, struct tcmu_mq_eventfd)
 
 #endif
