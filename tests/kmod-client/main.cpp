@@ -124,8 +124,8 @@ std::string find_queue_uio(uint32_t hba, const std::string &name, uint32_t q)
 
 bool map_uio(queue_uio &u)
 {
-	u.map_size = std::stoull("0" + read_line("/sys/class/uio/" + u.uio + "/maps/map0/size"),
-				 nullptr, 0);
+	std::string size = read_line("/sys/class/uio/" + u.uio + "/maps/map0/size");
+	u.map_size = size.empty() ? 0 : std::stoull(size, nullptr, 0);
 	u.fd = open(("/dev/" + u.uio).c_str(), O_RDWR | O_CLOEXEC);
 	if (u.fd < 0) {
 		std::fprintf(stderr, "open /dev/%s: %s\n", u.uio.c_str(), std::strerror(errno));
