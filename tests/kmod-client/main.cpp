@@ -6,6 +6,7 @@
 // completing on its own uio device, on a RAM disk.
 //
 //   tcmu-mq-client --name NAME --size BYTES [--wait S] [--stall-queue Q]
+//                  [--serve-queues K]
 //   (TCMU_MQ_CLIENT_TRACE=1 in the environment: one stderr line per command)
 //
 // Prints "ready ..." once serving; SIGUSR1 prints the counters; with
@@ -25,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -45,6 +47,7 @@ struct options {
 	uint64_t size = 0;
 	int wait_s = 10;
 	int stall_queue = -1;
+	uint32_t serve_queues = 0; // 0: all
 };
 
 // One queue's uio device, mapped: queue 0 is the device's tcm-user device,
@@ -76,6 +79,8 @@ std::optional<options> parse(int argc, char **argv)
 			o.wait_s = std::stoi(argv[++i]);
 		else if (a == "--stall-queue" && has_value)
 			o.stall_queue = std::stoi(argv[++i]);
+		else if (a == "--serve-queues" && has_value)
+			o.serve_queues = static_cast<uint32_t>(std::stoul(argv[++i]));
 		else
 			return std::nullopt;
 	}
@@ -174,7 +179,10 @@ bool open_region(const options &o, region &r)
 		std::fprintf(stderr, "queue 0 mailbox says queue %u of %u\n", mq->queue, n);
 		return false;
 	}
-	for (uint32_t q = 1; q < n; q++) {
+	// --serve-queues K: open only queues 0..K-1, as a daemon that serves
+	// some queues (the others' uio devices are never opened).
+	uint32_t open_n = o.serve_queues ? std::min(n, o.serve_queues) : n;
+	for (uint32_t q = 1; q < open_n; q++) {
 		queue_uio u;
 		u.uio = find_queue_uio(r.hba, o.name, q);
 		if (u.uio.empty()) {
@@ -244,7 +252,8 @@ int main(int argc, char **argv)
 {
 	auto opt = parse(argc, argv);
 	if (!opt) {
-		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--wait S] [--stall-queue Q]\n",
+		std::fprintf(stderr, "usage: %s --name NAME --size BYTES [--wait S] [--stall-queue Q] "
+			     "[--serve-queues K]\n",
 			     argv[0]);
 		return 2;
 	}

@@ -17,10 +17,19 @@
 #     reset (sg_reset -d) puts a TMR entry on queue 1 listing exactly the
 #     commands it holds and one on queue 0; released, the reset completes and
 #     a verify passes.
+#  4. a queue whose uio device nobody opened, under global reclaim: the
+#     client serves queue 0 only (--serve-queues 1); with CPU 1 offline the
+#     disk appears through queue 0; four READs from CPU 1 then take data
+#     blocks on queue 1 and wait; the client stops and reset_ring fails
+#     them (CHECK CONDITION) and frees their blocks; lowering global_max_data_area_mb below the
+#     pages in use runs the reclaim over both queues: queue 1 is idle with
+#     pages but has no mapping (its uio device was never opened), which the
+#     first version of the one-uio-device-per-queue patch dereferenced
+#     (q->inode NULL: an oops).
 # No kernel oops/WARN/hang (the verdict), no broken ring, and the client's
 # received = completed on every queue at the end.
 # $TCMUD_BUILD/kmod-mq-pressure.env may set PRESSURE_PARTS to a subset of
-# "qfull stall tmr" (to rerun one part by hand).
+# "qfull stall tmr partial" (to rerun one part by hand).
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/kmod-client/vm-lib.sh"
 [ -n "${TCMUD_KMOD:-}" ] || fail "run with --kmod DIR (patched modules)"
@@ -29,13 +38,14 @@ load_target_stack
 size=$((64 << 20))
 # shellcheck source=/dev/null
 [ -f "$TCMUD_BUILD/kmod-mq-pressure.env" ] && . "$TCMUD_BUILD/kmod-mq-pressure.env"
-parts=" ${PRESSURE_PARTS:-qfull stall tmr} "
+parts=" ${PRESSURE_PARTS:-qfull stall tmr partial} "
 kmsg=/tmp/pressure-kmsg.txt
 
 # The kernel's pr_debug lines for the qfull list and the per-queue timers.
 dyndbg() {  # +p or -p
 	local f
-	for f in run_qfull_queue tcmu_cmd_timedout tcmu_qfull_timedout tcmu_tmr_notify; do
+	for f in run_qfull_queue tcmu_cmd_timedout tcmu_qfull_timedout tcmu_tmr_notify \
+		find_free_blocks; do
 		echo "module target_core_user func $f $1" > /proc/dynamic_debug/control
 	done
 }
@@ -237,6 +247,47 @@ tmr_part() {
 	check_queues_used "$LOGS/tmr.log" 2
 }
 if [[ $parts == *" tmr "* ]]; then tmr_part; fi
+
+# --- 4. an unopened queue under global data-area reclaim --------------------
+partial_part() {
+	local bs sd pid sg gmax=/sys/module/target_core_user/parameters/global_max_data_area_mb
+	local old_gmax cpu1=/sys/devices/system/cpu/cpu1/online
+	old_gmax=$(cat $gmax)
+	# The SCSI scan's commands must not land on the unserved queue 1.
+	echo 0 > $cpu1
+	bs=$(MQ_BACKSTORE_CONTROL="max_data_area_mb=4" create_mq_backstore partial 2 "$size")
+	start_client partial "$size" "$LOGS/partial.log" --serve-queues 1
+	pid=$CLIENT_PID
+	sd=$(export_served "$bs" "$pid" "$LOGS/partial.log")
+	echo 1 > $cpu1
+	sg=/dev/$(ls "/sys/block/$(basename "$sd")/device/scsi_generic")
+	# Queue 0 takes pages: 2 MiB of writes from CPU 0 (its whole share).
+	taskset -c 0 dd if=/dev/zero of="$sd" bs=64k count=32 oflag=direct 2>/dev/null ||
+		fail "partial: writes on queue 0"
+	read_burst "$sg" 1 4 partial 60
+	sleep 3
+	expect_eq "$(ls /tmp/partial.*.rc 2>/dev/null | wc -l)" 0 "partial: READs on unserved queue 1 ended early"
+	# The client goes first: a ring reset under a running client breaks
+	# its view of queue 0's ring.
+	stop_client "$pid" "$LOGS/partial.log"
+	echo 2 > "$bs/action/reset_ring"
+	burst_wait partial 4 30
+	expect_eq "$(burst_ok partial)" 0 "partial: READs on queue 1 that succeeded"
+	local before
+	before=$(kcount "from partial queue 1")
+	log "partial: global_max_data_area_mb $old_gmax -> 1 (reclaim over both queues)"
+	echo 1 > $gmax
+	for _ in $(seq 100); do
+		[ "$(kcount "from partial queue 1")" -gt "$before" ] && break
+		sleep 0.1
+	done
+	[ "$(kcount "from partial queue 1")" -gt "$before" ] ||
+		fail "partial: the reclaim never reached queue 1"
+	log "partial: reclaim passed queue 1: $(grep "from partial queue 1" "$kmsg" | tail -n1)"
+	echo "$old_gmax" > $gmax
+	remove_all_targets
+}
+if [[ $parts == *" partial "* ]]; then partial_part; fi
 
 dyndbg -p
 errors=$(kernel_ring_errors kmod-mq-pressure | grep -v 'timed out' || true)
