@@ -261,9 +261,11 @@ partial_part() {
 	sd=$(export_served "$bs" "$pid" "$LOGS/partial.log")
 	echo 1 > $cpu1
 	sg=/dev/$(ls "/sys/block/$(basename "$sd")/device/scsi_generic")
-	# Queue 0 takes pages: 2 MiB of writes from CPU 0 (its whole share).
-	taskset -c 0 dd if=/dev/zero of="$sd" bs=64k count=32 oflag=direct 2>/dev/null ||
-		fail "partial: writes on queue 0"
+	# Queue 0 takes pages: 32 writes of 64 KiB at once from CPU 0 fill its
+	# 2 MiB share (pages stay allocated until a reclaim).
+	fio --name=partial-q0 --filename="$sd" --direct=1 --ioengine=libaio --iodepth=32 \
+		--rw=write --bs=64k --size=4M --cpus_allowed=0 > /tmp/partial-q0.fio 2>&1 ||
+		{ tail -n 20 /tmp/partial-q0.fio; fail "partial: writes on queue 0"; }
 	read_burst "$sg" 1 4 partial 60
 	sleep 3
 	expect_eq "$(ls /tmp/partial.*.rc 2>/dev/null | wc -l)" 0 "partial: READs on unserved queue 1 ended early"
@@ -282,7 +284,7 @@ partial_part() {
 		sleep 0.1
 	done
 	[ "$(kcount "from partial queue 1")" -gt "$before" ] ||
-		fail "partial: the reclaim never reached queue 1"
+		fail "partial: the reclaim never reached queue 1 ($(kcount "from partial queue 0") lines for queue 0)"
 	log "partial: reclaim passed queue 1: $(grep "from partial queue 1" "$kmsg" | tail -n1)"
 	echo "$old_gmax" > $gmax
 	remove_all_targets
