@@ -31,6 +31,9 @@ struct file_queue::request final : io_completion {
 	block_io *io = nullptr;
 	int64_t early_result = 0; // != 0: finish with this (sent via a NOP)
 	bool has_early_result = false;
+	// A FUA discard or write-zeroes: the fallocate is done and the
+	// fdatasync that makes it durable is (being) submitted.
+	bool syncing = false;
 	request *next_parked = nullptr;
 
 	void io_done(int64_t result) override { queue->on_result(this, result); }
@@ -76,6 +79,7 @@ file_queue::request *file_queue::acquire(block_io &io)
 	req->io = &io;
 	req->has_early_result = false;
 	req->early_result = 0;
+	req->syncing = false;
 	req->next_parked = nullptr;
 	return req;
 }
@@ -176,6 +180,10 @@ bool file_queue::prepare(request *req, io_uring_sqe *sqe)
 	if (req->has_early_result) {
 		io_uring_prep_nop(sqe);
 		return false;
+	}
+	if (req->syncing) {
+		io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+		return true;
 	}
 	const auto off = static_cast<off_t>(io.offset);
 	const auto len = static_cast<off_t>(io.length);
@@ -296,6 +304,16 @@ void file_queue::on_result(request *req, int64_t result)
 	}
 	block_io &io = *req->io;
 	if (io.op != block_op::read && io.op != block_op::write) {
+		// fallocate has no RWF_DSYNC: a FUA deallocation or zeroing is
+		// durable only after an fdatasync of its own (the metadata change
+		// is what must survive a crash; with the write cache off, GOOD
+		// must not come before it).
+		if (io.fua && !req->syncing &&
+		    (io.op == block_op::discard || io.op == block_op::write_zeroes)) {
+			req->syncing = true;
+			start(req);
+			return;
+		}
 		complete(req, 0);
 		return;
 	}

@@ -3,7 +3,8 @@
 // One queue's channel to a file backstore. Requests go straight from the
 // caller's iovecs (the ring's data area) to the file through the queue's
 // io_uring: READV/WRITEV (READ/WRITE for one buffer), RWF_DSYNC for FUA,
-// FSYNC(DATASYNC) for flush, FALLOCATE for discard and write-zeroes.
+// FSYNC(DATASYNC) for flush, FALLOCATE for discard and write-zeroes (followed
+// by FSYNC(DATASYNC) before completion when FUA).
 //
 // A short read or write is resumed from block_io::progress until the
 // request is done or fails; a read that meets end of file first is -EIO.

@@ -196,3 +196,38 @@ TEST_CASE("large buffered transfers go to io_uring's async workers, small ones s
 	CHECK(read_through(*f.engine, *f.queue, 0, 4096) == small);
 	CHECK_FALSE((f.gate.last->flags & IOSQE_ASYNC));
 }
+
+// F1 (issue 14): fallocate has no RWF_DSYNC, so a FUA discard or
+// write-zeroes (WRITE SAME / UNMAP with the write cache off) must be
+// followed by an fdatasync before it completes; otherwise GOOD goes out
+// while the deallocation may still be lost in a crash.
+TEST_CASE("a FUA discard or write-zeroes is FALLOCATE then FSYNC(DATASYNC), completed once",
+	  "[file][io][fua]")
+{
+	for (block_op op : {block_op::discard, block_op::write_zeroes}) {
+		for (bool fua : {false, true}) {
+			queue_fixture f;
+			block_io io = make_range(op, 64 << 10, 64 << 10);
+			io.fua = fua;
+			CHECK(run_io(*f.engine, *f.queue, io) == 0);
+			const auto &seq = f.gate.sequence();
+			REQUIRE(seq.size() == (fua ? 2u : 1u));
+			CHECK(seq[0].opcode == IORING_OP_FALLOCATE);
+			if (fua) {
+				CHECK(seq[1].opcode == IORING_OP_FSYNC);
+				CHECK(seq[1].fsync_flags == IORING_FSYNC_DATASYNC);
+			}
+		}
+	}
+}
+
+TEST_CASE("a failed FUA discard is not followed by a sync and reports the error", "[file][io][fua]")
+{
+	queue_fixture f;
+	// Past the device: refused before anything reaches the file.
+	block_io io = make_range(block_op::discard, dev_size, 4096);
+	io.fua = true;
+	CHECK(run_io(*f.engine, *f.queue, io) == -EINVAL);
+	for (const io_uring_sqe &sqe : f.gate.sequence())
+		CHECK(sqe.opcode != IORING_OP_FSYNC);
+}

@@ -93,13 +93,16 @@ inline std::unique_ptr<uring_engine> make_engine()
 	return engine;
 }
 
-// Forwards to a real engine, but can pretend the SQ is full and keeps the
-// last SQE it handed out so a test can look at what the queue prepared.
+// Forwards to a real engine, but can pretend the SQ is full, keeps the
+// last SQE it handed out so a test can look at what the queue prepared, and
+// records a copy of every SQE in order (taken when the next one is asked
+// for, or by sequence(): the queue fills an SQE after get_sqe returns).
 struct gated_engine final : io_engine {
 	uring_engine &real;
 	bool full = false;
 	int refused = 0;
 	io_uring_sqe *last = nullptr;
+	std::vector<io_uring_sqe> recorded;
 
 	explicit gated_engine(uring_engine &engine) : real(engine) {}
 	io_uring_sqe *get_sqe(io_completion *done) override
@@ -108,8 +111,23 @@ struct gated_engine final : io_engine {
 			refused++;
 			return nullptr;
 		}
-		return last = real.get_sqe(done);
+		snapshot();
+		last = real.get_sqe(done);
+		pending = last != nullptr;
+		return last;
 	}
+	const std::vector<io_uring_sqe> &sequence()
+	{
+		snapshot();
+		return recorded;
+	}
+	void snapshot()
+	{
+		if (pending)
+			recorded.push_back(*last);
+		pending = false;
+	}
+	bool pending = false;
 	void wait_for_sqe(io_completion *waiter) override { real.wait_for_sqe(waiter); }
 	int register_file(int fd) override { return real.register_file(fd); }
 	void unregister_file(int index) override { real.unregister_file(index); }
