@@ -100,7 +100,7 @@ void handle_send_diagnostic(command &cmd, int64_t)
 		return;
 	}
 	uint32_t bs = cmd.lu().block_size();
-	std::vector<uint8_t> &bounce = cmd.bounce();
+	bounce_buffer &bounce = cmd.bounce();
 	if (bounce.size() < bs)
 		bounce.resize(bs);
 	cmd.scratch_iov().assign(1, iovec{bounce.data(), bs});

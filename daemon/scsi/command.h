@@ -21,6 +21,7 @@
 #include "tcmud/block_backend.h"
 #include "tcmud/io_completion.h"
 
+#include "bounce_buffer.h"
 #include "range_lock.h"
 #include "scsi_constants.h"
 #include "sense_builder.h"
@@ -100,7 +101,8 @@ public:
 
 	range_lock::entry &range() { return range_; }
 	std::vector<iovec> &scratch_iov() { return scratch_iov_; }
-	std::vector<uint8_t> &bounce() { return bounce_; }
+	// Page aligned: it may go to an O_DIRECT backstore (bounce_buffer.h).
+	bounce_buffer &bounce() { return bounce_; }
 
 	// Per-command progress for the multi-step handlers.
 	struct work_state {
@@ -154,7 +156,7 @@ private:
 
 	range_lock::entry range_;
 	std::vector<iovec> scratch_iov_;
-	std::vector<uint8_t> bounce_;
+	bounce_buffer bounce_;
 	work_state work_;
 };
 

@@ -59,7 +59,7 @@ void locked(command &cmd, int64_t)
 {
 	const command::work_state &w = cmd.work();
 	uint64_t bytes = w.blocks * cmd.lu().block_size();
-	std::vector<uint8_t> &bounce = cmd.bounce();
+	bounce_buffer &bounce = cmd.bounce();
 	if (bounce.size() < bytes)
 		bounce.resize(bytes);
 	cmd.scratch_iov().assign(1, iovec{bounce.data(), bytes});

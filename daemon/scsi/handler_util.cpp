@@ -32,7 +32,12 @@ void finish_data_in(command &cmd, std::span<const uint8_t> response,
 		    uint64_t allocation_length)
 {
 	auto n = static_cast<std::size_t>(std::min<uint64_t>(response.size(), allocation_length));
-	cmd.finish_good(copy_to_iovs(cmd.data(), 0, response.first(n)));
+	uint64_t copied = copy_to_iovs(cmd.data(), 0, response.first(n));
+	// The data area is reused across commands. A kernel without
+	// CAP_READ_LEN returns the whole buffer to the initiator, so the bytes
+	// past the response would be another command's data: zero them.
+	zero_iovs(cmd.data(), copied);
+	cmd.finish_good(copied);
 }
 
 // The CDB size follows from the opcode's group code (SPC-5 4.2.5.1); the

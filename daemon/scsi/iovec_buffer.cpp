@@ -51,6 +51,18 @@ uint64_t copy_to_iovs(std::span<const iovec> iovs, uint64_t offset,
 			      });
 }
 
+uint64_t zero_iovs(std::span<const iovec> iovs, uint64_t offset)
+{
+	uint64_t total = iov_total(iovs);
+	if (offset >= total)
+		return 0;
+	return for_each_piece(iovs, offset, total - offset,
+			      [&](uint8_t *p, uint64_t n, uint64_t) {
+				      std::memset(p, 0, n);
+				      return true;
+			      });
+}
+
 uint64_t copy_from_iovs(std::span<const iovec> iovs, uint64_t offset, std::span<uint8_t> dst)
 {
 	return for_each_piece(iovs, offset, dst.size(),

@@ -20,6 +20,9 @@ uint64_t iov_total(std::span<const iovec> iovs);
 uint64_t copy_to_iovs(std::span<const iovec> iovs, uint64_t offset,
 		      std::span<const uint8_t> src);
 
+// Zeroes the buffer from byte `offset` to its end; returns bytes zeroed.
+uint64_t zero_iovs(std::span<const iovec> iovs, uint64_t offset);
+
 // Copies from the buffer starting at byte `offset` into dst; returns bytes
 // copied.
 uint64_t copy_from_iovs(std::span<const iovec> iovs, uint64_t offset,

@@ -3,6 +3,12 @@
 // block descriptors (LBA, number of blocks). The whole list is checked
 // before anything is discarded, so a bad descriptor leaves the medium as it
 // was; then each non-empty descriptor becomes one discard, in order.
+//
+// The list is copied out of the data-out buffer once, into the command's
+// bounce buffer, and only that copy is read: the data area is shared with
+// the initiator's side, and a descriptor re-read from it after the check
+// could send a discard outside the span this command locked (for example
+// into a running COMPARE AND WRITE's range).
 #include <array>
 
 #include "byte_order.h"
@@ -22,10 +28,11 @@ struct unmap_descriptor {
 	uint32_t blocks = 0;
 };
 
-unmap_descriptor read_descriptor(const command &cmd, uint64_t index)
+// From the private copy of the list (see load_list); index < count.
+unmap_descriptor read_descriptor(command &cmd, uint64_t index)
 {
-	std::array<uint8_t, DESCRIPTOR_LENGTH> d{};
-	copy_from_iovs(cmd.data(), HEADER_LENGTH + index * DESCRIPTOR_LENGTH, d);
+	std::span<const uint8_t> d(cmd.bounce().data() + HEADER_LENGTH + index * DESCRIPTOR_LENGTH,
+				   DESCRIPTOR_LENGTH);
 	return {get_be64(d, 0), get_be32(d, 8)};
 }
 
@@ -43,7 +50,9 @@ bool check_descriptors(command &cmd, uint64_t count, unmap_span &span)
 	const logical_unit &lu = cmd.lu();
 	for (uint64_t i = 0; i < count; i++) {
 		unmap_descriptor d = read_descriptor(cmd, i);
-		if (!check_lba_range(cmd, d.lba, d.blocks))
+		// SBC-4 5.32.3: a descriptor of zero blocks unmaps nothing and is
+		// not an error, wherever its LBA points.
+		if (d.blocks && !check_lba_range(cmd, d.lba, d.blocks))
 			return false;
 		span.total += d.blocks;
 		if (span.total > lu.config().max_unmap_blocks) {
@@ -85,7 +94,7 @@ void unmap_next(command &cmd)
 		return;
 	}
 	w.cursor++;
-	// The list lives in shared memory: re-check what was checked before.
+	// The capacity may have shrunk (resize) since the check.
 	if (d.lba > cmd.lu().num_blocks() || d.blocks > cmd.lu().num_blocks() - d.lba) {
 		release_lock(cmd);
 		cmd.finish_check_condition(sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
@@ -94,7 +103,10 @@ void unmap_next(command &cmd)
 	w.lba = d.lba;
 	block_io &io = cmd.io();
 	io.op = block_op::discard;
-	io.fua = false;
+	// With the write cache off the deallocation must be durable before
+	// GOOD, as any write is: reads after a crash must not bring back old
+	// data while LBPRZ says they return zeroes.
+	io.fua = !cmd.lu().write_cache_enabled();
 	io.offset = d.lba * bs;
 	io.length = uint64_t{d.blocks} * bs;
 	io.iov = {};
@@ -106,11 +118,19 @@ void locked(command &cmd, int64_t)
 	unmap_next(cmd);
 }
 
+// Copies the parameter list (already known to fit the data) to bounce().
+void load_list(command &cmd, uint64_t list_length)
+{
+	auto &copy = cmd.bounce();
+	if (copy.size() < list_length)
+		copy.resize(list_length);
+	copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(copy.data(), list_length));
+}
+
 // Returns the number of descriptors, or -1 after finishing the command.
 int64_t parse_header(command &cmd, uint64_t list_length)
 {
-	std::array<uint8_t, HEADER_LENGTH> header{};
-	copy_from_iovs(cmd.data(), 0, header);
+	std::span<const uint8_t> header(cmd.bounce().data(), HEADER_LENGTH);
 	// A descriptor length beyond the list is cut to the list; a partial
 	// last descriptor is ignored (SBC-4 5.32.2).
 	uint64_t descriptor_bytes = std::min<uint64_t>(get_be16(header, 2), list_length - HEADER_LENGTH);
@@ -139,6 +159,7 @@ void handle_unmap(command &cmd, int64_t)
 	}
 	if (!check_data_length(cmd, list_length))
 		return;
+	load_list(cmd, list_length);
 	int64_t count = parse_header(cmd, list_length);
 	unmap_span span;
 	if (count < 0 || !check_descriptors(cmd, static_cast<uint64_t>(count), span))

@@ -83,7 +83,7 @@ void verify_next_chunk(command &cmd)
 		return;
 	}
 	w.chunk = std::min<uint64_t>(w.blocks - w.cursor, std::max<uint64_t>(1, VERIFY_CHUNK_BYTES / bs));
-	std::vector<uint8_t> &bounce = cmd.bounce();
+	bounce_buffer &bounce = cmd.bounce();
 	if (bounce.size() < w.chunk * bs)
 		bounce.resize(w.chunk * bs);
 	cmd.scratch_iov().assign(1, iovec{bounce.data(), w.chunk * bs});

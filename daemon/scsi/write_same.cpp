@@ -92,7 +92,7 @@ void locked(command &cmd, int64_t)
 bool load_block(command &cmd, bool ndob)
 {
 	uint32_t bs = cmd.lu().block_size();
-	std::vector<uint8_t> &bounce = cmd.bounce();
+	bounce_buffer &bounce = cmd.bounce();
 	if (bounce.size() < bs)
 		bounce.resize(bs);
 	if (ndob) {

@@ -81,8 +81,17 @@ open_error check_direct_alignment(const backstore_config &cfg,
 	} else {
 		struct statx stx{};
 		if (statx(file->fd.get(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-		    (stx.stx_mask & STATX_DIOALIGN))
+		    (stx.stx_mask & STATX_DIOALIGN)) {
 			file->dio_align = stx.stx_dio_offset_align;
+			// Memory alignment too: buffers come page aligned
+			// (io_buffer_alignment), never more.
+			if (stx.stx_dio_mem_align > io_buffer_alignment)
+				return fail(-EINVAL, fcfg.path + " needs O_DIRECT buffers aligned to " +
+							     std::to_string(stx.stx_dio_mem_align) +
+							     " bytes, more than the " +
+							     std::to_string(io_buffer_alignment) +
+							     " tcmud provides");
+		}
 	}
 	if (file->dio_align && cfg.block_size % file->dio_align != 0)
 		return fail(-EINVAL, fcfg.path + " needs O_DIRECT alignment of " +

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -24,6 +25,12 @@
 #include "tcmud/io_engine.h"
 
 namespace tcmud {
+
+// Every buffer the SCSI layer hands a backstore starts on this boundary:
+// ring data-area blocks are pages, and the SCSI layer's own buffers are page
+// aligned (O_DIRECT wants stx_dio_mem_align; a backstore that needs more
+// must refuse to open).
+inline constexpr std::size_t io_buffer_alignment = 4096;
 
 enum class block_op : uint8_t {
 	read,
@@ -40,7 +47,9 @@ enum class block_op : uint8_t {
 // kept across reuse of the slot so the hot path does not allocate.
 struct block_io {
 	block_op op = block_op::read;
-	bool fua = false;            // write: durable before completion
+	// write, discard, write_zeroes: durable before completion (the SCSI
+	// layer sets it whenever the write cache is off, WCE=0, or FUA=1).
+	bool fua = false;
 	uint64_t offset = 0;         // bytes
 	uint64_t length = 0;         // bytes (read/write: sum of iov lengths)
 	std::span<const iovec> iov;  // read/write buffers, already bounds-checked
