@@ -65,15 +65,20 @@ const char *tmr_name(uint8_t type)
 struct queue_worker::slot final : scsi::command_owner {
 	queue_worker *worker = nullptr;
 	uint16_t cmd_id = 0;
+	uint32_t generation = 0; // the ring's, when the command was taken
 	uint64_t fetched_ns = 0;
 	bool in_flight = false;
 	bool aborted = false; // a TMR named it; it is still answered once
+	// Left behind by a stop that gave up (abandon()): the worker is gone.
+	std::atomic<bool> orphaned{false};
 	scsi::command cmd;
 
 	void command_done(scsi::command &) override { worker->command_finished(*this); }
 	void command_wake(scsi::command &) override
 	{
 		// Any thread (the queue that released the range).
+		if (orphaned.load(std::memory_order_acquire))
+			return;
 		{
 			std::lock_guard lock(worker->woken_mutex_);
 			worker->woken_.push_back(this);
@@ -89,15 +94,30 @@ public:
 	void io_done(int64_t result) override
 	{
 		if (result < 0) {
-			log_error(w_.params_.log_prefix, "uio poll failed: %s", strerror(int(-result)));
+			// The watch is gone: without a new one this queue would
+			// never hear of another command. Watch again; a watch that
+			// keeps failing ends the queue, loudly.
+			bool retry = ++failures_ <= max_failures;
+			log_error(w_.params_.log_prefix, "queue %u: uio poll failed: %s; %s",
+				  w_.params_.queue_index, strerror(int(-result)),
+				  retry ? "watching again" : "giving up");
+			int rc = retry ? w_.engine_->watch_readable(w_.wake_fd(), this) : int(result);
+			if (rc < 0) {
+				log_error(w_.params_.log_prefix, "queue %u: no doorbell (%s): the queue "
+					  "stops serving", w_.params_.queue_index, strerror(int(-rc)));
+				w_.stopping_.store(true, std::memory_order_release);
+			}
 			return;
 		}
+		failures_ = 0;
 		w_.ack_doorbell();
 		w_.drain_ring();
 	}
 
 private:
+	static constexpr unsigned max_failures = 3; // in a row
 	queue_worker &w_;
+	unsigned failures_ = 0;
 };
 
 // Another thread called engine_->wake(): range-lock grants or stop.
@@ -177,6 +197,10 @@ void queue_worker::thread_main()
 	// Leave nothing of ours in the kernel's view: the ring's last answers
 	// are published, the engine (and its polls) goes with this thread.
 	flush_completions();
+	if (busy_ > 0) {
+		abandon();
+		return;
+	}
 	// The backstore's queue unregisters its files from the engine, so it
 	// goes first; the engine then cancels our polls and closes the ring.
 	backend_.reset();
@@ -222,6 +246,7 @@ int queue_worker::setup_on_thread()
 	}
 
 	size_t n = params_.ring.max_in_flight;
+	by_id_.assign(size_t(UINT16_MAX) + 1, nullptr);
 	slots_ = std::make_unique<slot[]>(n);
 	free_slots_.reserve(n);
 	unpublished_.reserve(n);
@@ -292,6 +317,38 @@ void queue_worker::drain_in_flight()
 			 "none left unanswered", params_.queue_index, at_stop);
 }
 
+// The drain gave up: backing I/O of busy_ commands is still running in the
+// kernel (an NFS hard mount, a multipath device queueing without a path).
+// That I/O reads from and writes into the command slots' buffers and
+// completes into this io_uring; freeing them would let a late read land in
+// reused heap, or a late write send whatever lives there now to disk. So
+// they are deliberately never freed, and nothing reaps their completions.
+// The thread ends; the device keeps its mapping (the data area) likewise.
+void queue_worker::abandon()
+{
+	log_error(params_.log_prefix, "queue %u: %zu commands still have backing I/O in flight "
+		  "after the drain timeout: their buffers, command slots and io_uring are left "
+		  "allocated for good (leaked on purpose, so their late completion cannot touch "
+		  "freed memory); the kernel fails them when their cmd_time_out expires",
+		  params_.queue_index, busy_);
+	{
+		std::lock_guard lock(woken_mutex_);
+		engine_alive_ = false;
+	}
+	for (size_t i = 0; i < params_.ring.max_in_flight; ++i)
+		slots_[i].orphaned.store(true, std::memory_order_release);
+	// Reachable from a global, so leak checkers see it as kept, not lost.
+	static std::mutex kept_mutex;
+	static auto *kept = new std::vector<void *>;
+	std::lock_guard lock(kept_mutex);
+	kept->push_back(slots_.release());
+	kept->push_back(backend_.release());
+	kept->push_back(engine_.release());
+	kept->push_back(doorbell_.release());
+	kept->push_back(waker_.release());
+	abandoned_ = true;
+}
+
 // Any thread: makes the worker's loop look at its wake list and at stop.
 void queue_worker::poke()
 {
@@ -321,20 +378,72 @@ void queue_worker::drain_ring()
 	if (stopping_.load(std::memory_order_relaxed))
 		return;
 	uint64_t fetched_ns = 0; // read once per batch, when it has a command
-	while (!free_slots_.empty()) {
-		auto ev = ring_->next();
-		if (!ev)
-			break;
-		if (auto *rc = std::get_if<ring_command>(&*ev)) {
-			if (!fetched_ns)
-				fetched_ns = monotonic_ns();
-			dispatch(*rc, fetched_ns);
+	do {
+		sync_ring();
+		while (!free_slots_.empty()) {
+			auto ev = ring_->next();
+			if (!ev)
+				break;
+			if (auto *rc = std::get_if<ring_command>(&*ev)) {
+				if (!fetched_ns)
+					fetched_ns = monotonic_ns();
+				dispatch(*rc, fetched_ns);
+			}
+			else if (auto *bad = std::get_if<ring_malformed>(&*ev))
+				refuse(*bad);
+			else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
+				task_management(*tmr);
 		}
-		else if (auto *bad = std::get_if<ring_malformed>(&*ev))
-			refuse(*bad);
-		else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
-			task_management(*tmr);
+	} while (recover_broken_ring());
+}
+
+// An administrator's action/reset_ring (or another queue's recovery on the
+// multi-queue kernel, where it resets every ring) failed every command in
+// flight: start over at the ring's new position. Commands of ours still
+// running are not the kernel's any more; their results are dropped when they
+// finish (their cmd_ids may already name new commands).
+void queue_worker::sync_ring()
+{
+	if (!ring_->sync_with_kernel())
+		return;
+	std::fill(by_id_.begin(), by_id_.end(), nullptr);
+	stats_.ring_reset_seen();
+	log_warn(params_.log_prefix, "queue %u: the kernel reset the ring (action/reset_ring): "
+		 "%zu commands in flight here were failed by it, their results will be dropped; "
+		 "serving from the ring's start", params_.queue_index, busy_);
+}
+
+// A ring whose framing we lost is stopped (next() returns nothing). Once
+// every command taken from it is answered and published, the device resets
+// it in the kernel (params_.reset_ring) and we start over: nothing of ours is
+// in flight, so no late completion can meet a reused cmd_id or data block.
+// True when the ring serves again.
+bool queue_worker::recover_broken_ring()
+{
+	if (!ring_->broken() || busy_ > 0 || recovery_given_up_)
+		return false;
+	if (!params_.reset_ring) {
+		log_error(params_.log_prefix, "queue %u: ring broken and no way to reset it: the "
+			  "queue stays stopped", params_.queue_index);
+		recovery_given_up_ = true;
+		return false;
 	}
+	flush_completions();
+	int rc = params_.reset_ring();
+	if (rc == 0)
+		rc = ring_->reset();
+	if (rc < 0) {
+		log_error(params_.log_prefix, "queue %u: cannot reset the broken ring (%s): the "
+			  "queue stays stopped", params_.queue_index, strerror(-rc));
+		recovery_given_up_ = true;
+		return false;
+	}
+	std::fill(by_id_.begin(), by_id_.end(), nullptr);
+	stats_.ring_recovered();
+	log_warn(params_.log_prefix, "queue %u: broken ring reset (commands left in it were "
+		 "answered BUSY and are retried by the initiator); serving again",
+		 params_.queue_index);
+	return true;
 }
 
 // A TMR entry lists the ids of this queue's commands that the kernel
@@ -351,13 +460,10 @@ void queue_worker::task_management(const ring_tmr &tmr)
 {
 	size_t found = 0;
 	for (uint16_t id : tmr.cmd_ids) {
-		for (size_t i = 0; i < params_.ring.max_in_flight; ++i) {
-			slot &s = slots_[i];
-			if (s.in_flight && s.cmd_id == id && !s.aborted) {
-				s.aborted = true;
-				++found;
-				break;
-			}
+		slot *s = by_id_[id];
+		if (s && s->in_flight && !s->aborted) {
+			s->aborted = true;
+			++found;
 		}
 	}
 	stats_.task_management(found);
@@ -373,6 +479,8 @@ void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 	++busy_;
 	stats_.command_started(busy_);
 	s->cmd_id = rc.cmd_id;
+	s->generation = ring_->generation();
+	by_id_[rc.cmd_id] = s;
 	s->fetched_ns = fetched_ns;
 	s->in_flight = true;
 	s->aborted = false;
@@ -411,10 +519,20 @@ void queue_worker::command_finished(slot &s)
 	if (c.status() == scsi::SAM_STAT_CHECK_CONDITION)
 		if (int key = sense_key(c.sense()); key >= 0)
 			stats_.check_condition(uint8_t(key));
-	unpublished_.push_back(s.fetched_ns);
-	ring_->complete(s.cmd_id, c.status(), c.sense(),
-			read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
-	completions_pending_ = true;
+	// Before writing into the ring: a reset since would make us write over
+	// an entry that is not ours.
+	sync_ring();
+	if (s.generation == ring_->generation()) {
+		unpublished_.push_back(s.fetched_ns);
+		ring_->complete(s.cmd_id, c.status(), c.sense(),
+				read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
+		completions_pending_ = true;
+		by_id_[s.cmd_id] = nullptr;
+	} else {
+		stats_.stale_result();
+		log_debug(params_.log_prefix, "queue %u: cmd_id %u finished after a ring reset: "
+			  "result dropped", params_.queue_index, s.cmd_id);
+	}
 	if (s.aborted)
 		log_debug(params_.log_prefix, "queue %u: aborted cmd_id %u answered", params_.queue_index,
 			  s.cmd_id);
@@ -428,6 +546,9 @@ void queue_worker::flush_completions()
 	if (!completions_pending_)
 		return;
 	completions_pending_ = false;
+	// A reset since the answers were written: they are void, and a tail
+	// past them would complete the kernel's new entries.
+	sync_ring();
 	bool published = ring_->publish();
 	// Before the doorbell: whoever sees these completions also finds them
 	// in the histogram.

@@ -16,6 +16,7 @@
 #include <optional>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -46,6 +47,12 @@ struct queue_params {
 	backstore *store = nullptr;
 	ring_options ring;
 	unsigned uring_entries = 256;
+	// Recovers a ring this worker found broken (lost framing): called on
+	// the worker's thread once every command it had taken is answered and
+	// published; the device writes block_dev, reset_ring (BUSY: whatever is
+	// still in the ring is retried by the initiator) and unblocks. 0 when
+	// the kernel has reset the ring. Unset: a broken ring stays stopped.
+	std::function<int()> reset_ring;
 };
 
 // The counters this worker's thread writes and the control socket reads
@@ -81,6 +88,11 @@ public:
 	// The CPU the thread was pinned to, -1 if none (or pinning failed).
 	// Valid once start() returned.
 	int cpu() const { return pinned_cpu_; }
+	// After stop(): the drain gave up with backing I/O still in flight, so
+	// the command slots, the backstore queue and the io_uring were left
+	// allocated (never freed: a late completion of that I/O must not land
+	// in reused memory). The owner must then keep the mapping too.
+	bool abandoned() const { return abandoned_; }
 
 private:
 	struct slot;
@@ -103,6 +115,9 @@ private:
 	void resume_woken();
 	void setup_done(int rc);
 	void drain_in_flight();
+	void sync_ring();
+	bool recover_broken_ring();
+	void abandon();
 
 	queue_params params_;
 	queue_stats stats_;
@@ -118,6 +133,11 @@ private:
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
 	bool completions_pending_ = false;
+	// cmd_id -> its slot, for commands of the ring's current generation
+	// (TMR lookups). Cleared when the ring is reset.
+	std::vector<slot *> by_id_;
+	bool recovery_given_up_ = false;
+	bool abandoned_ = false;
 	// When each completed but unpublished command was fetched: its latency
 	// is taken when the batch is published (one clock read per batch).
 	std::vector<uint64_t> unpublished_;

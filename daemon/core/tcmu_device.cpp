@@ -262,6 +262,22 @@ int tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t co
 	qp.store = store_.get();
 	qp.ring.max_in_flight = opts.max_in_flight;
 	qp.uring_entries = opts.uring_entries;
+	// A ring the worker found broken: the take-over's protocol, on the
+	// worker's thread once it has nothing in flight. On the multi-queue
+	// kernel reset_ring resets every queue's ring; the other workers
+	// notice (command_ring::sync_with_kernel).
+	qp.reset_ring = [cfg = configfs_, pfx = prefix_, q] {
+		int rc = cfg.block_dev(true);
+		if (rc == 0) {
+			rc = cfg.reset_ring(ring_reset_level::busy);
+			int unblock = cfg.block_dev(false);
+			if (rc == 0)
+				rc = unblock;
+		}
+		if (rc < 0)
+			log_error(pfx, "queue %u: block_dev/reset_ring failed: %s", q, strerror(-rc));
+		return rc;
+	};
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
@@ -286,9 +302,21 @@ void tcmu_device::log_placement(const queue_placement &p) const
 
 void tcmu_device::stop()
 {
-	for (auto &q : queues_)
+	bool abandoned = false;
+	for (auto &q : queues_) {
 		q->stop();
+		abandoned |= q->abandoned();
+	}
 	queues_.clear();
+	// Backing I/O still in flight reads and writes the data area: the
+	// mapping stays for good, as the worker's buffers do.
+	if (abandoned) {
+		uio_.abandon_mapping();
+		for (auto &dev : queue_uios_)
+			dev.abandon_mapping();
+		log_error(prefix_, "the ring mapping is kept (leaked on purpose): backing I/O "
+			  "into its data area is still in flight");
+	}
 }
 
 // Growing: the backstore first, so no command is admitted past the old end

@@ -42,6 +42,9 @@ public:
 	// Reads the uio event count (blocks unless opened nonblocking).
 	int read_event(uint32_t &count);
 
+	// Leaves the mapping in place for good (see mapped_region::abandon).
+	void abandon_mapping() { map_.abandon(); }
+
 private:
 	unique_fd fd_;
 	mapped_region map_;

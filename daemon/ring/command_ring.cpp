@@ -11,6 +11,12 @@ namespace tcmud {
 
 namespace {
 
+// Put in rsp.__pad2 of each CMD entry we take and answer (it overlays the
+// high half of req.iov_cnt, which is 0 in any entry the kernel writes, and
+// the kernel never reads it back): an entry without it is not ours any more.
+constexpr uint16_t entry_mark = 0x7cd5;
+constexpr uint32_t entry_mark_off = TCMUD_RSP_SCSI_STATUS_OFF + 2;
+
 // The most ids one TMR can name that are not repeats: cmd_id is 16 bits.
 constexpr size_t max_tmr_ids = 65536;
 
@@ -50,6 +56,46 @@ command_ring::command_ring(std::span<std::byte> map, const ring_geometry &g,
 bool command_ring::valid_position(uint32_t pos) const
 {
 	return pos < geometry_.cmdr_size && pos % TCMUD_OP_ALIGN_SIZE == 0;
+}
+
+uint32_t command_ring::distance(uint32_t from, uint32_t to) const
+{
+	return to >= from ? to - from : geometry_.cmdr_size - from + to;
+}
+
+void command_ring::mark_entry(uint32_t pos)
+{
+	write_at(map_, uint64_t(geometry_.cmdr_off) + pos + entry_mark_off, entry_mark);
+}
+
+bool command_ring::entry_still_ours(const response_slot &r) const
+{
+	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
+	uint32_t len_op;
+	uint16_t cmd_id, mark;
+	std::memcpy(&len_op, map_.data() + at + TCMUD_HDR_LEN_OP_OFF, sizeof(len_op));
+	std::memcpy(&cmd_id, map_.data() + at + TCMUD_HDR_CMD_ID_OFF, sizeof(cmd_id));
+	std::memcpy(&mark, map_.data() + at + entry_mark_off, sizeof(mark));
+	return len_op == r.len_op && cmd_id == r.cmd_id && mark == entry_mark;
+}
+
+bool command_ring::sync_with_kernel()
+{
+	uint32_t tail = load_cmd_tail(map_);
+	bool reset_seen = tail != published_tail_;
+	if (!reset_seen && !broken_) {
+		uint32_t head = load_cmd_head(map_);
+		// An invalid head is next()'s to report (the ring breaks).
+		if (valid_position(head) &&
+		    distance(published_tail_, head_seen_) > distance(published_tail_, head))
+			reset_seen = true;
+	}
+	if (!reset_seen && !pending_.empty())
+		reset_seen = !entry_still_ours(pending_.front());
+	if (!reset_seen)
+		return false;
+	reset();
+	return true;
 }
 
 uint32_t command_ring::bytes_published(uint32_t head) const
@@ -116,12 +162,16 @@ ring_event command_ring::take_command(const entry_header &h)
 		return break_ring(malformed_reason::duplicate_cmd_id, h.cmd_id);
 
 	command_slot &slot = slots_.acquire(h.cmd_id);
-	pending_.push({h.pos, h.len_op});
+	pending_.push({h.pos, h.len_op, h.cmd_id});
 	advance(h.len);
 
-	if (auto r = parse_cmd_entry(map_, geometry_, h, limits_, slot)) {
+	auto bad = parse_cmd_entry(map_, geometry_, h, limits_, slot);
+	// After parsing: the mark overwrites a request field (iov_cnt) that
+	// is copied out by now.
+	mark_entry(h.pos);
+	if (bad) {
 		slot.malformed = true;
-		return ring_malformed{h.cmd_id, *r, true, false};
+		return ring_malformed{h.cmd_id, *bad, true, false};
 	}
 	ring_command cmd;
 	cmd.cmd_id = h.cmd_id;
@@ -171,7 +221,7 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 	write_at(map_, at + TCMUD_HDR_UFLAGS_OFF, uflags);
 	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF, scsi_status);
 	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF + 1, uint8_t(0));
-	write_at(map_, at + TCMUD_RSP_SCSI_STATUS_OFF + 2, uint16_t(0));
+	write_at(map_, at + entry_mark_off, entry_mark);
 	write_at(map_, at + TCMUD_RSP_READ_LEN_OFF, read_len);
 
 	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
@@ -205,6 +255,7 @@ int command_ring::reset()
 	}
 	head_seen_ = published_tail_ = tail;
 	broken_ = false;
+	++generation_;
 	return 0;
 }
 

@@ -66,8 +66,24 @@ public:
 
 	// After the kernel's action/reset_ring (cmd_head = cmd_tail = 0): forgets
 	// every command in flight and restarts at cmd_tail. -EPROTO if cmd_tail
-	// is not a valid position; the ring then stays broken.
+	// is not a valid position; the ring then stays broken. Starts a new
+	// generation.
 	int reset();
+
+	// Whether the kernel reset the ring behind our back (an administrator's
+	// action/reset_ring on a served device); if so, reset() as above and
+	// true. Signs, any one of which is enough: cmd_tail, which only we
+	// write, is not where we left it; cmd_head is behind what we already
+	// read; the oldest unanswered entry lost the mark we put in it when we
+	// took it (the kernel zeroes a CMD entry before filling it). Cheap: a
+	// few loads. A reset exactly between a check and the write it guards
+	// cannot be seen; the kernel offers no lock for that.
+	bool sync_with_kernel();
+
+	// Incremented by every reset(). A command taken in an older generation
+	// was failed by the kernel's reset; its cmd_id may already name a new
+	// command, so its result must be dropped, never passed to complete().
+	uint32_t generation() const { return generation_; }
 
 	size_t in_flight() const { return slots_.in_flight(); }
 	bool broken() const { return broken_; }
@@ -77,6 +93,9 @@ private:
 	command_ring(std::span<std::byte> map, const ring_geometry &g, const ring_options &o);
 
 	bool valid_position(uint32_t pos) const;
+	uint32_t distance(uint32_t from, uint32_t to) const;
+	bool entry_still_ours(const response_slot &r) const;
+	void mark_entry(uint32_t pos);
 	uint32_t bytes_published(uint32_t head) const;
 	void advance(uint32_t len);
 	ring_event take_command(const entry_header &h);
@@ -93,6 +112,7 @@ private:
 	std::vector<uint16_t> tmr_ids_;
 	uint32_t head_seen_ = 0; // where the next entry starts
 	uint32_t published_tail_ = 0;
+	uint32_t generation_ = 0;
 	bool broken_ = false;
 };
 

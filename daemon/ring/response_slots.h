@@ -21,6 +21,7 @@ namespace tcmud {
 struct response_slot {
 	uint32_t pos = 0;    // offset in the command ring
 	uint32_t len_op = 0; // as validated when the entry was read
+	uint16_t cmd_id = 0; // as read, to see whether the entry is still ours
 };
 
 class response_slots {

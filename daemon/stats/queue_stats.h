@@ -64,6 +64,12 @@ public:
 		bump(aborted, aborted_here);
 	}
 	void doorbell() { bump(doorbells); }
+	// Ring resets: one this queue asked for after finding its ring broken,
+	// or one the kernel did by itself (action/reset_ring) that we noticed.
+	void ring_recovered() { bump(ring_resets); }
+	void ring_reset_seen() { bump(ring_resets); }
+	// A command finished after a ring reset: its result was dropped.
+	void stale_result() { bump(stale_results); }
 
 	// --- any thread ---
 	queue_snapshot snapshot() const;
@@ -76,6 +82,8 @@ public:
 	std::atomic<uint64_t> doorbells{0};
 	std::atomic<uint64_t> tmrs{0};
 	std::atomic<uint64_t> aborted{0};
+	std::atomic<uint64_t> ring_resets{0};
+	std::atomic<uint64_t> stale_results{0};
 	std::atomic<uint64_t> depth{0};
 	std::atomic<uint64_t> max_depth{0};
 	std::array<std::atomic<uint64_t>, 16> sense_keys{};

@@ -28,6 +28,14 @@ public:
 	mapped_region &operator=(const mapped_region &) = delete;
 	~mapped_region() { unmap(); }
 
+	// Forgets the mapping without unmapping it: for memory that the kernel
+	// may still write into (I/O that never ended). Deliberately leaked.
+	void abandon()
+	{
+		addr_ = nullptr;
+		len_ = 0;
+	}
+
 	std::span<std::byte> bytes() const
 	{
 		return {static_cast<std::byte *>(addr_), len_};

@@ -56,7 +56,8 @@ scratch_unit::~scratch_unit()
 
 single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 				   const std::string &log_prefix, const std::string &subtype,
-				   size_t max_in_flight)
+				   size_t max_in_flight,
+				   const std::function<void(queue_params &)> &tweak)
 	: unit(block, blocks, subtype)
 {
 	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
@@ -68,6 +69,8 @@ single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 	qp.lu = unit.lu.get();
 	qp.store = unit.store.get();
 	qp.ring.max_in_flight = max_in_flight;
+	if (tweak)
+		tweak(qp);
 	worker = std::make_unique<queue_worker>(qp);
 	REQUIRE(worker->start() == 0);
 }

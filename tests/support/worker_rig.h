@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,8 +38,16 @@ struct single_queue_rig {
 	scratch_unit unit;
 	std::unique_ptr<queue_worker> worker;
 
+	// tweak: changes the worker's parameters before it starts (another
+	// backstore, a reset_ring hook).
 	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix,
-			 const std::string &subtype = "file", size_t max_in_flight = 32);
+			 const std::string &subtype = "file", size_t max_in_flight = 32,
+			 const std::function<void(queue_params &)> &tweak = {});
+	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix,
+			 const std::function<void(queue_params &)> &tweak)
+		: single_queue_rig(block, blocks, log_prefix, "file", 32, tweak)
+	{
+	}
 	~single_queue_rig();
 	single_queue_rig(const single_queue_rig &) = delete;
 	single_queue_rig &operator=(const single_queue_rig &) = delete;
