@@ -117,8 +117,8 @@ std::string set_control_socket(std::string_view v, daemon_config *out)
 std::string set_max_in_flight(std::string_view v, daemon_config *out)
 {
 	unsigned long n;
-	if (!parse_number(v, 1, 65536, &n))
-		return "max_in_flight: " + quoted(v) + " is not a number from 1 to 65536";
+	if (!parse_number(v, 1, 65535, &n))
+		return "max_in_flight: " + quoted(v) + " is not a number from 1 to 65535 (cmd_id is 16 bits)";
 	out->max_in_flight = size_t(n);
 	return "";
 }

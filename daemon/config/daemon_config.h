@@ -7,7 +7,7 @@
 //   log_level      error | warn | info | debug
 //   log_dir        absolute directory for tcmud.log
 //   control_socket absolute path of tcmudctl's socket, or none
-//   max_in_flight  command slots per queue, 1..65536
+//   max_in_flight  command slots per queue, 1..65535
 //   uring_entries  io_uring entries per queue, 8..32768
 //   max_transfer_kb  cap on a command's transfer (VPD 0xb0 MAXIMUM TRANSFER
 //                  LENGTH), 4..1048576 KiB; the data area may lower it

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "log/log.h"
 
@@ -140,6 +141,8 @@ void control_server::accept_clients()
 				log_warn("", "control socket: accept: %s", strerror(errno));
 			return;
 		}
+		if (clients_.size() >= limits_.max_clients)
+			drop_idle(monotonic_ns());
 		if (clients_.size() >= limits_.max_clients) {
 			// Best effort: the socket buffer takes one short line.
 			std::string msg = format_error("too many control clients") + "\n";
@@ -153,7 +156,22 @@ void control_server::accept_clients()
 			continue;
 		int key = fd.get();
 		clients_[key].fd = std::move(fd);
+		clients_[key].active_ns = monotonic_ns();
 	}
+}
+
+void control_server::drop_idle(uint64_t now_ns)
+{
+	uint64_t limit = limits_.idle_timeout_ms * 1'000'000;
+	std::vector<int> idle;
+	for (const auto &[fd, c] : clients_)
+		if (now_ns - c.active_ns >= limit)
+			idle.push_back(fd);
+	for (int fd : idle)
+		drop(fd);
+	if (!idle.empty())
+		log_info("", "control socket: %zu idle clients closed to admit a new one",
+			 idle.size());
 }
 
 void control_server::on_client(int fd, uint32_t events)
@@ -201,8 +219,13 @@ bool control_server::read_requests(client &c)
 			return false;
 		}
 		c.in.append(buf, size_t(n));
+		c.active_ns = monotonic_ns();
 		size_t nl;
 		while ((nl = c.in.find('\n')) != std::string::npos) {
+			// The limit holds per line, also for one that arrived
+			// with its newline in the same read as its excess.
+			if (nl > limits_.max_request)
+				break;
 			std::string_view line(c.in.data(), nl);
 			c.out += answer(line, source_, monotonic_ns());
 			c.out += '\n';

@@ -24,6 +24,9 @@ struct server_limits {
 	size_t max_clients = 16;
 	size_t max_request = 4096;          // bytes in one request line
 	size_t max_pending_reply = 8 << 20; // unread reply bytes before a drop
+	// With max_clients connected, a newcomer displaces clients that sent
+	// nothing for this long (so idle connections cannot lock tcmudctl out).
+	uint64_t idle_timeout_ms = 10000;
 };
 
 class control_server {
@@ -53,6 +56,7 @@ private:
 		std::string in;
 		std::string out;
 		bool closing = false; // close once `out` is written
+		uint64_t active_ns = 0; // connected or last sent a byte
 	};
 
 	control_server(std::string path, report_source source, server_limits limits);
@@ -62,6 +66,7 @@ private:
 	bool read_requests(client &c);
 	bool flush(client &c);
 	void drop(int fd);
+	void drop_idle(uint64_t now_ns);
 
 	std::string path_;
 	report_source source_;

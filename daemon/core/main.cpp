@@ -164,8 +164,8 @@ int parse_args(int argc, char **argv, options &o)
 			o.cli.control_socket = optarg;
 			break;
 		case 'm':
-			if (!parse_count(optarg, 1, 65536, n)) {
-				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65536\n");
+			if (!parse_count(optarg, 1, 65535, n)) {
+				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65535\n");
 				return 2;
 			}
 			o.cli.max_in_flight = n;

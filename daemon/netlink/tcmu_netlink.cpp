@@ -147,6 +147,11 @@ int tcmu_netlink::answer_missed_add(uint32_t device_id, const std::string &name,
 std::optional<tcmu_netlink_event> tcmu_netlink::parse(nl_msg *msg)
 {
 	init_policy();
+	// Only the kernel (port 0) sends TCM-USER events. Any local process
+	// can send to our port; acting on its "device added" would open and
+	// serve whatever it names.
+	if (sockaddr_nl *src = nlmsg_get_src(msg); src && src->nl_pid != 0)
+		return std::nullopt;
 	nlmsghdr *nlh = nlmsg_hdr(msg);
 	auto *gh = static_cast<genlmsghdr *>(nlmsg_data(nlh));
 	nlattr *attrs[TCMUD_ATTR_MAX + 1];
@@ -173,7 +178,8 @@ int tcmu_netlink::on_message(nl_msg *msg, void *arg)
 	auto *self = static_cast<tcmu_netlink *>(arg);
 	auto ev = parse(msg);
 	if (!ev) {
-		log_warn("netlink:", "ignoring a TCM-USER message without device attributes");
+		log_warn("netlink:", "ignoring a TCM-USER message not from the kernel or without "
+			 "device attributes");
 		return NL_SKIP;
 	}
 	if (done_cmd_for(ev->cmd) < 0) {

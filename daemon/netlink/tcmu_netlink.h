@@ -56,7 +56,8 @@ public:
 	// 0, or -errno; nothing waiting for it is not an error.
 	int answer_missed_add(uint32_t device_id, const std::string &name, int status);
 
-	// Parses one message; exposed for the unit tests.
+	// Parses one message; nullopt unless the kernel sent it (source port
+	// 0) and it names a device. Exposed for the unit tests.
 	static std::optional<tcmu_netlink_event> parse(nl_msg *msg);
 
 private:

@@ -74,7 +74,11 @@ lba_fields decode_lba_fields(std::span<const uint8_t> cdb)
 
 bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	uint64_t capacity = cmd.lu().num_blocks();
+	return check_lba_range(cmd, lba, blocks, cmd.lu().num_blocks());
+}
+
+bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks, uint64_t capacity)
+{
 	if (lba <= capacity && blocks <= capacity - lba)
 		return true;
 	cmd.finish_check_condition(

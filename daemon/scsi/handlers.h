@@ -69,6 +69,8 @@ lba_fields decode_lba_fields(std::span<const uint8_t> cdb);
 // Each of these finishes the command with the matching sense and returns
 // false when the check fails.
 bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks);
+// The same against a capacity the caller read once (a resize may change it).
+bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks, uint64_t capacity);
 bool check_transfer_length(command &cmd, const lba_fields &f);
 // The data buffer must hold at least `bytes` (the ring sizes it from the
 // initiator's expected length, which can disagree with the CDB).

@@ -105,8 +105,10 @@ void handle_write(command &cmd, int64_t)
 void handle_synchronize_cache(command &cmd, int64_t)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
+	// One read of the capacity: with two, a resize in between could make
+	// "to the end" (0 blocks) underflow.
 	uint64_t capacity = cmd.lu().num_blocks();
-	if (!check_lba_range(cmd, f.lba, f.blocks))
+	if (!check_lba_range(cmd, f.lba, f.blocks, capacity))
 		return;
 	uint64_t blocks = f.blocks ? f.blocks : capacity - f.lba;
 	cmd.work().lba = f.lba;

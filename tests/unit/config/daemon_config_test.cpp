@@ -107,7 +107,7 @@ TEST_CASE("tcmud.conf: each bad line is reported as file:line: what", "[config]"
 	CHECK_FALSE(p.ok);
 	REQUIRE(p.errors.size() == 8);
 	CHECK(p.errors[0] == "tcmud.conf:1: log_level: \"loud\" is not one of error, warn, info, debug");
-	CHECK(p.errors[1] == "tcmud.conf:2: max_in_flight: \"0\" is not a number from 1 to 65536");
+	CHECK(p.errors[1] == "tcmud.conf:2: max_in_flight: \"0\" is not a number from 1 to 65535 (cmd_id is 16 bits)");
 	CHECK(p.errors[2] == "tcmud.conf:3: uring_entries: \"4\" is not a number from 8 to 32768");
 	CHECK(p.errors[3] == "tcmud.conf:4: dbus: \"maybe\" is neither true nor false");
 	CHECK(p.errors[4] == "tcmud.conf:5: log_dir: \"var/log\" is not an absolute path");
@@ -131,7 +131,10 @@ TEST_CASE("tcmud.conf: numbers with signs, spaces or overflow are refused", "[co
 	CHECK_FALSE(tcmud_conf("max_in_flight = 1 2\n").ok);
 	CHECK_FALSE(tcmud_conf("max_in_flight = 99999999999999999999\n").ok);
 	CHECK_FALSE(tcmud_conf("max_in_flight = 0x10\n").ok);
-	CHECK(tcmud_conf("max_in_flight = 65536\n").ok);
+	// cmd_id is 16 bits and one value marks "no slot": 65535 at most
+	// (issue 14 F7: 65536 was accepted and the slots clamped silently).
+	CHECK(tcmud_conf("max_in_flight = 65535\n").ok);
+	CHECK_FALSE(tcmud_conf("max_in_flight = 65536\n").ok);
 	CHECK_FALSE(tcmud_conf("max_in_flight = 65537\n").ok);
 	CHECK_FALSE(tcmud_conf("log_dir = \"/unterminated\n").ok);
 }

@@ -225,6 +225,47 @@ TEST_CASE("control socket: an over-long request is answered with an error and th
 	close(fd);
 }
 
+TEST_CASE("control socket: a line over the limit is refused even when its newline came with it")
+{
+	set_log_level(log_level::warn);
+	temp_dir dir;
+	server_limits lim;
+	lim.max_request = 256;
+	server_thread srv(dir.sock(), [](bool) { return std::vector<device_report>{}; }, lim);
+	int fd = raw_connect(dir.sock());
+	// 300 bytes and the newline in one write: one read sees the whole line.
+	std::string line = "{\"command\":\"list\",\"pad\":\"" + std::string(260, 'x') + "\"}\n";
+	REQUIRE(write(fd, line.data(), line.size()) == ssize_t(line.size()));
+	CHECK(read_line(fd) == R"({"ok":false,"error":"request longer than 256 bytes"})");
+	close(fd);
+}
+
+TEST_CASE("control socket: idle clients do not lock tcmudctl out")
+{
+	set_log_level(log_level::warn);
+	temp_dir dir;
+	queue_harness h;
+	server_limits lim;
+	lim.max_clients = 2;
+	lim.idle_timeout_ms = 100;
+	server_thread srv(dir.sock(), one_device(h), lim);
+	int idle1 = raw_connect(dir.sock());
+	int idle2 = raw_connect(dir.sock());
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+	while (srv.server->clients() < 2 && std::chrono::steady_clock::now() < deadline)
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	REQUIRE(srv.server->clients() == 2);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+	control_client client;
+	std::string err;
+	REQUIRE(client.connect(dir.sock(), &err));
+	INFO(err);
+	CHECK(client.request({control_request::kind::list, {}}, &err));
+	close(idle1);
+	close(idle2);
+}
+
 TEST_CASE("control socket: a client that never reads is dropped while others are still served")
 {
 	set_log_level(log_level::warn);
