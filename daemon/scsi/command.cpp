@@ -93,6 +93,11 @@ void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
 		finish_check_condition(sense_builder(
 			DATA_PROTECT, ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT));
 		return;
+	case EROFS:
+		// The backing file system went read-only (remounted after an
+		// error): the medium is write protected, not broken.
+		finish_check_condition(sense_builder(DATA_PROTECT, ASC_WRITE_PROTECTED));
+		return;
 	case EAGAIN:
 	case EBUSY:
 	case ENOMEM:

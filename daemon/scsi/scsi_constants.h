@@ -93,6 +93,7 @@ inline constexpr asc_ascq ASC_INVALID_COMMAND_OPERATION_CODE{0x20, 0x00};
 inline constexpr asc_ascq ASC_LBA_OUT_OF_RANGE{0x21, 0x00};
 inline constexpr asc_ascq ASC_INVALID_FIELD_IN_CDB{0x24, 0x00};
 inline constexpr asc_ascq ASC_INVALID_FIELD_IN_PARAMETER_LIST{0x26, 0x00};
+inline constexpr asc_ascq ASC_WRITE_PROTECTED{0x27, 0x00};
 inline constexpr asc_ascq ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT{0x27, 0x07};
 inline constexpr asc_ascq ASC_SAVING_PARAMETERS_NOT_SUPPORTED{0x39, 0x00};
 inline constexpr asc_ascq ASC_INTERNAL_TARGET_FAILURE{0x44, 0x00};

@@ -183,6 +183,14 @@ TEST_CASE("ENOSPC on a write is DATA PROTECT, SPACE ALLOCATION FAILED WRITE PROT
 	require_sense(r, DATA_PROTECT, ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT);
 }
 
+TEST_CASE("EROFS (backing file system remounted read-only) is DATA PROTECT, WRITE PROTECTED", "[rw]")
+{
+	lu_fixture f;
+	f.store.inject(block_op::write, -EROFS);
+	auto r = f.run(cdb16(WRITE_16, 0, 1), std::vector<uint8_t>(512));
+	require_sense(r, DATA_PROTECT, ASC_WRITE_PROTECTED);
+}
+
 TEST_CASE("another backstore error is HARDWARE ERROR, INTERNAL TARGET FAILURE", "[rw]")
 {
 	lu_fixture f;
