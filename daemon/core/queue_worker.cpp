@@ -494,7 +494,7 @@ void queue_worker::refuse(const ring_malformed &bad)
 	log_error(params_.log_prefix, "queue %u: malformed ring entry (cmd_id %u): %.*s%s",
 		  params_.queue_index, bad.cmd_id, int(to_string(bad.reason).size()),
 		  to_string(bad.reason).data(),
-		  bad.ring_broken ? "; ring stopped until reset_ring" : "");
+		  bad.ring_broken ? "; ring stopped, reset once what it holds is answered" : "");
 	if (!bad.needs_response)
 		return;
 	// The entry is framed well but its contents are not trustworthy: fail
