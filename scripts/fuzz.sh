@@ -35,7 +35,7 @@ if [ "$smoke" = 1 ]; then time=${time:-15}; else time=${time:-3600}; fi
 out=${out:-$build/fuzz-out}
 
 if [ ! -f "$build/build.ninja" ]; then
-	CC=clang CXX=clang++ meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined \
+	CC=clang-14 CXX=clang++-14 meson setup "$build" -Dfuzz=true -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dvm_tests=false >/dev/null || { echo "fuzz: meson setup failed"; exit 1; }
 fi
 ninja -C "$build" "${targets[@]/#/tests/fuzz/fuzz_}" >/dev/null ||
