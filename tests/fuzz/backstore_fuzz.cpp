@@ -344,8 +344,10 @@ private:
 		case IORING_OP_NOP: return r.expect_invalid || ((io.op == block_op::read || io.op == block_op::write) && io.length == 0);
 		case IORING_OP_FSYNC: return io.op == block_op::flush && !r.expect_invalid;
 		case IORING_OP_FALLOCATE:
+			// A discard and a write-zeroes of one range differ by mode.
 			return (io.op == block_op::discard || io.op == block_op::write_zeroes) &&
-			       !r.expect_invalid && sqe.off == io.offset && sqe.addr == io.length;
+			       !r.expect_invalid && sqe.off == io.offset && sqe.addr == io.length &&
+			       bool(sqe.len & FALLOC_FL_PUNCH_HOLE) == (io.op == block_op::discard);
 		case IORING_OP_READ:
 		case IORING_OP_WRITE:
 			return (sqe.opcode == IORING_OP_READ) == (io.op == block_op::read) &&
