@@ -12,7 +12,8 @@
 //     range another command holds exclusively (COMPARE AND WRITE's
 //     atomicity); a request of a command holding the lock stays inside it;
 //   - every request lies inside the capacity, a read/write's iovecs add up
-//     to its length, one request at a time per command;
+//     to its length, one request at a time per command; a request from the
+//     command's bounce buffer is aligned for O_DIRECT;
 //   - with the write cache off (WCE=0), GOOD is returned only once every
 //     change the command made is durable: written with FUA, or followed by
 //     a successful flush;
@@ -118,6 +119,17 @@ public:
 			FUZZ_CHECK(io.length > 0, "an empty read or write");
 		}
 		check_lock(s, io);
+		// The command's own bounce buffer (WRITE SAME pattern, COMPARE
+		// AND WRITE and VERIFY reads) may meet an O_DIRECT backstore:
+		// it must be aligned as a 512-byte logical block device asks.
+		auto &bounce = s.cmd.bounce();
+		for (const iovec &v : io.iov) {
+			auto *p = static_cast<const uint8_t *>(v.iov_base);
+			if (bounce.empty() || p < bounce.data() || p >= bounce.data() + bounce.size())
+				continue;
+			FUZZ_CHECK_KNOWN("F5", reinterpret_cast<uintptr_t>(p) % 512 == 0,
+					 "a bounce buffer not aligned for O_DIRECT");
+		}
 		queue.push_back(&io);
 	}
 
