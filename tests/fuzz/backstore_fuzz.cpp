@@ -43,8 +43,8 @@ constexpr size_t max_requests = 6;
 constexpr uint64_t medium_max = 64 * 1024;
 
 struct recorded_sqe {
-	io_uring_sqe sqe;
 	io_completion *done;
+	io_uring_sqe sqe; // last: it ends in a zero-size array (cmd[])
 };
 
 class recording_engine final : public io_engine {
