@@ -17,8 +17,11 @@
 //     unanswered (the tail never passes an open entry), status, sense,
 //     Data-In and READ_LEN as answered; the model never calls the ring broken;
 //   - once everything taken is answered and published, the model has it all.
-// Rewriting an entry the daemon took but has not answered must change
-// nothing (it copied what it needs). Rewriting anything the daemon has not
+// Rewriting an entry the daemon took and has not yet written a response
+// into must change nothing (it copied what it needs). Responses go into the
+// oldest such entries in ring order, whichever command they answer (the
+// kernel finds commands by the cmd_id in the header), so those are the
+// youngest taken entries, as many as commands are still open. Rewriting anything the daemon has not
 // read yet (or cmd_head) makes the ring untrusted: until the next reset only
 // the safety oracles hold (nothing outside the mapping, iovecs in the data
 // area, every entry that needs a response can get one).
@@ -253,6 +256,8 @@ private:
 			t.pos = q.pos;
 			t.len = q.len;
 		}
+		if (clean_)
+			unanswered_entries_.push_back({t.pos, t.len});
 		FUZZ_CHECK(!open_.count(c.cmd_id), "a cmd_id handed out twice");
 		open_[c.cmd_id] = std::move(t);
 		FUZZ_CHECK(ring().in_flight() == open_.size(), "in_flight() disagrees");
@@ -323,6 +328,7 @@ private:
 				   "complete() of a command in flight failed");
 		}
 		FUZZ_CHECK(ring().in_flight() == open_.size(), "in_flight() disagrees after complete");
+		response_written();
 		if (!t.malformed && clean_)
 			answered_[t.cmd_id] = std::move(a);
 	}
@@ -394,10 +400,10 @@ private:
 		}
 		uint32_t pos = uint32_t(in_.range(0, model().cmdr_size() - 1));
 		std::byte value = std::byte(in_.u8());
-		// Inside an entry taken and not yet answered: must not matter.
+		// Inside a taken entry no response went into yet: must not matter.
 		bool open_entry = false;
-		for (const auto &[id, t] : open_)
-			if (!t.malformed && t.len && pos >= t.pos && pos < t.pos + t.len)
+		for (const auto &[epos, elen] : unanswered_entries_)
+			if (pos >= epos && pos < epos + elen)
 				open_entry = true;
 		if (!open_entry) {
 			// Answered entries the kernel has not collected belong to
@@ -409,6 +415,12 @@ private:
 				return;
 		}
 		map[model().cmdr_off() + pos] = value;
+	}
+
+	void response_written()
+	{
+		if (!unanswered_entries_.empty())
+			unanswered_entries_.pop_front();
 	}
 
 	// Is ring offset pos inside an entry queued and not yet taken?
@@ -431,6 +443,7 @@ private:
 		open_.clear();
 		answered_.clear();
 		fifo_.clear();
+		unanswered_entries_.clear();
 		clean_ = true;
 	}
 
@@ -441,6 +454,7 @@ private:
 			while (!open_.empty()) {
 				taken &t = open_.begin()->second;
 				FUZZ_CHECK(ring().complete(t.cmd_id, 0, {}) == 0, "final complete() failed");
+				response_written();
 				if (!t.malformed && clean_) {
 					answer a;
 					a.data_in = concat(t.in_iovs);
@@ -474,6 +488,7 @@ private:
 	std::deque<queued> fifo_;
 	std::map<uint16_t, taken> open_;
 	std::map<uint16_t, answer> answered_;
+	std::deque<std::pair<uint32_t, uint32_t>> unanswered_entries_; // pos, len
 	bool clean_ = true;
 	bool read_len_cap_ = false;
 };
