@@ -43,8 +43,11 @@ constexpr size_t max_requests = 6;
 constexpr uint64_t medium_max = 64 * 1024;
 
 struct recorded_sqe {
-	io_completion *done;
-	io_uring_sqe sqe; // last: it ends in a zero-size array (cmd[])
+	io_completion *done = nullptr;
+	// On the heap: gcc -Wpedantic refuses io_uring_sqe as a member (it
+	// ends in a zero-size array, cmd[]).
+	std::unique_ptr<io_uring_sqe> owned = std::make_unique<io_uring_sqe>();
+	io_uring_sqe &sqe = *owned;
 };
 
 class recording_engine final : public io_engine {
