@@ -63,7 +63,7 @@ stage "build + unit tests"
 # build's tcmud also serves the VM boot of tests/vm/asan.list below.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 if setup "$build-asan" -Db_sanitize=address,undefined && ninja -C "$build-asan"; then
-	meson test -C "$build-asan" --suite unit --print-errorlogs
+	meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
 	count "$build-asan"
 else
 	echo "ASan build failed"; failed=$((failed + 1))
@@ -71,7 +71,8 @@ fi
 stage "ASan+UBSan build + unit tests"
 if setup "$build-tsan" -Db_sanitize=thread -Dvm_tests=false &&
 	ninja -C "$build-tsan" tests/unit/scsi/scsi_unit_tests tests/unit/core/core_test; then
-	TSAN_OPTIONS=halt_on_error=1 meson test -C "$build-tsan" --no-rebuild --print-errorlogs scsi core
+	TSAN_OPTIONS=halt_on_error=1 meson test -C "$build-tsan" --no-rebuild --print-errorlogs \
+		--timeout-multiplier 10 scsi core
 	count "$build-tsan"
 else
 	echo "TSan build failed"; failed=$((failed + 1))
