@@ -110,7 +110,9 @@ public:
 	explicit driver(input &in) : in_(in), reqs_(max_requests)
 	{
 		current = this;
-		caps_.discard = in.flag();
+		uint8_t caps = in.u8();
+		caps_.discard = caps & 1;
+		caps_.prefetch = caps & 2;
 		caps_.write_zeroes = in.flag();
 		engine_.fixed = in.flag();
 		size_.store(in.range(0, medium_max));
@@ -156,10 +158,7 @@ public:
 		}
 		block_io &io = r.io;
 		if (r.expect_invalid) {
-			int64_t want = (io.op == block_op::discard && !caps_.discard) ||
-						       (io.op == block_op::write_zeroes && !caps_.write_zeroes)
-					       ? -EOPNOTSUPP
-					       : -EINVAL;
+			int64_t want = unsupported(io) ? -EOPNOTSUPP : -EINVAL;
 			if (io.offset > submit_size_of(r) || io.length > submit_size_of(r) - io.offset)
 				want = -EINVAL;
 			FUZZ_CHECK(result == want, "an invalid request got " + std::to_string(result));
@@ -189,6 +188,17 @@ public:
 private:
 	uint64_t submit_size_of(const request &r) const { return r.size_at_submit; }
 
+	bool unsupported(const block_io &io) const
+	{
+		return (io.op == block_op::discard && !caps_.discard) ||
+		       (io.op == block_op::write_zeroes && !caps_.write_zeroes) ||
+		       (io.op == block_op::prefetch && (!caps_.prefetch || io.length > UINT32_MAX));
+	}
+	static bool changes(block_op op)
+	{
+		return op == block_op::write || op == block_op::discard || op == block_op::write_zeroes;
+	}
+
 	// file_queue's result filter: sees every CQE with the block_io it is
 	// for, which tells which request an error or an empty transfer hit.
 	static int64_t filter(void *ctx, const block_io &io, int64_t result)
@@ -216,7 +226,7 @@ private:
 		if (r.busy)
 			return;
 		block_io &io = r.io;
-		io.op = static_cast<block_op>(in_.range(0, 4));
+		io.op = static_cast<block_op>(in_.range(0, 5));
 		io.fua = in_.flag();
 		uint64_t size = size_.load();
 		bool aimed = in_.u8() % 8 != 0;
@@ -244,16 +254,14 @@ private:
 		r.size_at_submit = size;
 		r.expect_invalid = (io.op != block_op::flush &&
 				    (io.offset > size || io.length > size - io.offset)) ||
-				   (io.op == block_op::discard && !caps_.discard) ||
-				   (io.op == block_op::write_zeroes && !caps_.write_zeroes);
+				   unsupported(io);
 		// Overlapping changes in flight make both sides' bytes undefined.
 		for (auto &o : reqs_) {
 			if (&o == &r || !o.busy)
 				continue;
 			bool overlap = o.io.offset < io.offset + io.length &&
 				       io.offset < o.io.offset + o.io.length;
-			bool change = io.op != block_op::read || o.io.op != block_op::read;
-			if (overlap && change && io.op != block_op::flush && o.io.op != block_op::flush)
+			if (overlap && (changes(io.op) || changes(o.io.op)))
 				o.racy = r.racy = true;
 		}
 		in_submit_ = true;
@@ -276,7 +284,8 @@ private:
 		std::unique_ptr<recorded_sqe> rec = std::move(engine_.in_flight[k]);
 		engine_.in_flight.erase(engine_.in_flight.begin() + ptrdiff_t(k));
 		const io_uring_sqe &sqe = rec->sqe;
-		request *r = sqe.opcode == IORING_OP_NOP || sqe.opcode == IORING_OP_FSYNC
+		request *r = sqe.opcode == IORING_OP_NOP || sqe.opcode == IORING_OP_FSYNC ||
+					     sqe.opcode == IORING_OP_FADVISE
 				     ? nullptr
 				     : find_request(sqe);
 		int64_t result = 0;
@@ -292,6 +301,10 @@ private:
 			break;
 		case IORING_OP_FSYNC:
 			FUZZ_CHECK(sqe.fsync_flags == IORING_FSYNC_DATASYNC, "flush without DATASYNC");
+			result = outcome(how, 0);
+			break;
+		case IORING_OP_FADVISE:
+			FUZZ_CHECK(sqe.fadvise_advice == POSIX_FADV_WILLNEED, "prefetch without WILLNEED");
 			result = outcome(how, 0);
 			break;
 		case IORING_OP_FALLOCATE: {

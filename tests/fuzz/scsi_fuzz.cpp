@@ -223,6 +223,8 @@ public:
 			s.unsynced = true;
 			s.unsynced_by_fallocate = true;
 			break;
+		case block_op::prefetch:
+			break;
 		case block_op::flush:
 			s.unsynced = false;
 			s.unsynced_by_fallocate = false;
@@ -253,8 +255,10 @@ void fuzz_owner::command_done(command &cmd)
 		FUZZ_CHECK(key != 0, "CHECK CONDITION with NO SENSE");
 	} else {
 		FUZZ_CHECK(sense.empty(), "sense data without CHECK CONDITION");
+		// CONDITION MET: PRE-FETCH's GOOD when the cache can hold it.
+		bool prefetch = cmd.cdb()[0] == PRE_FETCH_10 || cmd.cdb()[0] == PRE_FETCH_16;
 		FUZZ_CHECK(st == SAM_STAT_GOOD || st == SAM_STAT_BUSY ||
-				   st == SAM_STAT_TASK_SET_FULL,
+				   st == SAM_STAT_TASK_SET_FULL || (prefetch && st == 0x04),
 			   "unexpected status " + std::to_string(st));
 	}
 	FUZZ_CHECK(cmd.read_len() <= s.buffer.size(), "read_len beyond the buffer");
@@ -275,6 +279,7 @@ constexpr uint8_t interesting[] = {
 	SYNCHRONIZE_CACHE_10, WRITE_SAME_10, UNMAP, MODE_SELECT_10, MODE_SENSE_10, READ_16,
 	COMPARE_AND_WRITE, WRITE_16, WRITE_VERIFY_16, VERIFY_16, SYNCHRONIZE_CACHE_16,
 	WRITE_SAME_16, SERVICE_ACTION_IN_16, MAINTENANCE_IN, READ_12, WRITE_12,
+	PRE_FETCH_10, PRE_FETCH_16,
 };
 
 void put_be(std::vector<uint8_t> &cdb, size_t at, size_t n, uint64_t v)
@@ -291,7 +296,9 @@ public:
 		logical_unit_config cfg;
 		cfg.block_size = 512u << in.range(0, 3);
 		cfg.num_blocks = in.range(1, 64);
-		cfg.caps.discard = in.flag();
+		uint8_t caps = in.u8();
+		cfg.caps.discard = caps & 1;
+		cfg.caps.prefetch = caps & 2;
 		cfg.caps.discard_zeroes = cfg.caps.discard && in.flag();
 		cfg.caps.write_zeroes = in.flag();
 		cfg.write_cache_enabled = in.flag();
