@@ -8,6 +8,8 @@ packages=(
 	# build
 	g++ meson ninja-build pkg-config
 	liburing-dev libnl-3-dev libnl-genl-3-dev libglib2.0-dev catch2
+	# tests/fuzz: libFuzzer (clang 14 and its runtime, with ASan/UBSan)
+	clang-14 libclang-rt-14-dev
 	# the VM test bed: emulator, guest userland pieces, tools the guest runs
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus

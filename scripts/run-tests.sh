@@ -26,19 +26,70 @@ finish() {
 
 scripts/install-deps.sh || { echo "dependency installation failed"; failed=1; finish; }
 
-if [ -f "$build/build.ninja" ]; then
-	meson setup --reconfigure "$build" >/dev/null
-else
-	meson setup "$build"
-fi && ninja -C "$build" || { echo "build failed"; failed=$((failed + 1)); finish; }
-
-meson test -C "$build" --suite unit --print-errorlogs
-while read -r result; do
-	if [ "$result" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-done < <(python3 -c '
+# setup DIR [meson options...]: configure a build directory, or refresh it.
+setup() {
+	local dir=$1; shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi
+}
+# count DIR: one pass or fail per test of DIR's last meson test run.
+count() {
+	local result
+	while read -r result; do
+		if [ "$result" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	done < <(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
-    print(json.loads(line)["result"])' "$build/meson-logs/testlog.json")
+    print(json.loads(line)["result"])' "$1/meson-logs/testlog.json")
+}
+# stage NAME: prints and remembers how long each added stage took.
+stage_start=$(date +%s)
+stage() {
+	local now=$(date +%s)
+	echo "run-tests: $1 took $((now - stage_start)) s"
+	stage_start=$now
+}
+
+setup "$build" && ninja -C "$build" || { echo "build failed"; failed=$((failed + 1)); finish; }
+meson test -C "$build" --suite unit --print-errorlogs
+count "$build"
+stage "build + unit tests"
+
+# The unit tests again with ASan+UBSan (gcc; any report fails the test), and
+# the range-lock and multi-queue tests (scsi, core) with TSan. The ASan
+# build's tcmud also serves the VM boot of tests/vm/asan.list below.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+if setup "$build-asan" -Db_sanitize=address,undefined && ninja -C "$build-asan"; then
+	meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
+	count "$build-asan"
+else
+	echo "ASan build failed"; failed=$((failed + 1))
+fi
+stage "ASan+UBSan build + unit tests"
+if setup "$build-tsan" -Db_sanitize=thread -Dvm_tests=false &&
+	ninja -C "$build-tsan" tests/unit/scsi/scsi_unit_tests tests/unit/core/core_test; then
+	TSAN_OPTIONS=halt_on_error=1 meson test -C "$build-tsan" --no-rebuild --print-errorlogs \
+		--timeout-multiplier 10 scsi core
+	count "$build-tsan"
+else
+	echo "TSan build failed"; failed=$((failed + 1))
+fi
+stage "TSan build + scsi/core tests"
+
+# A short libFuzzer run of every tests/fuzz target (clang), each counted once.
+smoke=0
+while IFS= read -r line; do
+	echo "$line"
+	case $line in
+	"fuzz-smoke "*": pass"*) passed=$((passed + 1)); smoke=$((smoke + 1)) ;;
+	"fuzz-smoke "*) failed=$((failed + 1)); smoke=$((smoke + 1)) ;;
+	esac
+done < <(scripts/fuzz.sh --smoke --time 15 --build "$build-fuzz" 2>&1)
+[ "$smoke" -gt 0 ] || { echo "fuzz smoke did not run"; failed=$((failed + 1)); }
+stage "fuzz smoke"
 
 [ "$vm" = 1 ] || finish
 
@@ -58,6 +109,11 @@ run_vm_suite() {
 }
 
 run_vm_suite tests/vm/stock.list
+stage "VM stock boot"
+# tcmud built with ASan+UBSan in a few tcmud scenarios; the verdict fails
+# any scenario whose logs hold a sanitizer report.
+ASAN_OPTIONS=detect_leaks=1 run_vm_suite tests/vm/asan.list --build "$build-asan"
+stage "VM ASan boot"
 if grep -qv '^\s*\(#\|$\)' tests/vm/patched.list; then
 	if kmod/build.sh "$build/kmod"; then
 		run_vm_suite tests/vm/patched.list --kmod "$build/kmod"

@@ -195,6 +195,12 @@ bool parse_with(const key_table &table, std::string_view text, std::string_view 
 		std::string_view line = text.substr(0, nl);
 		text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
 		++line_no;
+		// A path cut at a NUL by the C calls that use it would be another
+		// path than the one reported; a text file has none.
+		if (line.find('\0') != std::string_view::npos) {
+			fail("the line contains a NUL byte");
+			continue;
+		}
 		std::string_view key, value;
 		std::string why = split_line(line, &key, &value);
 		if (!why.empty()) {
@@ -297,9 +303,11 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 
 std::string check_control_socket(std::string_view path)
 {
-	if (path == "none" || (path.starts_with('/') && path.size() <= 107))
+	if (path == "none" || (path.starts_with('/') && path.size() <= 107 &&
+				 path.find('\0') == std::string_view::npos))
 		return "";
-	return quoted(path) + " is neither none nor an absolute path of at most 107 bytes";
+	return quoted(path) + " is neither none nor an absolute path of at most 107 bytes"
+			      " (without NUL)";
 }
 
 bool load_daemon_config(const config_paths &paths, daemon_config *out,

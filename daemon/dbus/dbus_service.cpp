@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "dbus/check_config.h"
 #include "dbus/tcmu_service1.h"
 #include "log/log.h"
 
@@ -39,19 +40,6 @@ bool valid_path_element(std::string_view s)
 		if (!g_ascii_isalnum(c) && c != '_')
 			return false;
 	return true;
-}
-
-// "" if the handler accepts configstr ("<subtype>/<cfgstring>"), else why not.
-// The subtype must match exactly: "file2/x" is not for the "file" handler.
-std::string check_config_string(const handler_ops &h, std::string_view configstr)
-{
-	std::string prefix = std::string(h.subtype) + "/";
-	if (!configstr.starts_with(prefix))
-		return "configstr \"" + std::string(configstr) + "\" is not for handler " +
-		       std::string(h.subtype) + " (it must start with \"" + prefix + "\")";
-	if (!h.check_config)
-		return "";
-	return h.check_config(configstr.substr(prefix.size()));
 }
 
 gboolean on_check_config(TcmudTCMUService1 *object, GDBusMethodInvocation *invocation,

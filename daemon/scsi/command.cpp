@@ -170,7 +170,7 @@ void command::drive()
 		if (!pending_ && !finished_ && !next_) {
 			// A step that neither waits nor finishes is a bug in
 			// this layer; fail the command rather than hang it.
-			assert(!"scsi step left the command hanging");
+			assert(false && "scsi step left the command hanging");
 			finish_check_condition(sense_builder(HARDWARE_ERROR,
 							     ASC_INTERNAL_TARGET_FAILURE));
 		}

@@ -296,3 +296,24 @@ TEST_CASE("tcmud.conf: max_transfer_kb, 4 to 1048576 KiB", "[config]")
 	base.merge_from(over);
 	CHECK(base.max_transfer_kb == 2048u);
 }
+
+// Found by tests/fuzz (config): a NUL inside a value was kept, so the
+// daemon bound or opened the path cut at the NUL, not the one it reported.
+TEST_CASE("tcmud.conf: a line with a NUL byte is an error, not a shorter path", "[config]")
+{
+	using namespace std::string_literals;
+	parsed sock = tcmud_conf("control_socket = /run/a\0/b.sock\n"s);
+	CHECK_FALSE(sock.ok);
+	CHECK_FALSE(sock.config.control_socket);
+	REQUIRE(sock.errors.size() == 1);
+	CHECK(sock.errors[0].find("tcmud.conf:1:") == 0);
+	CHECK(sock.errors[0].find("NUL") != std::string::npos);
+
+	parsed dir = tcmud_conf("log_level = info\nlog_dir = \"/var/log\0x\"\n"s);
+	CHECK_FALSE(dir.ok);
+	CHECK_FALSE(dir.config.log_dir);
+	CHECK(*dir.config.level == log_level::info); // the good line still counts
+
+	CHECK_FALSE(tcmu_conf("log_dir = /var/log\0x\n"s).ok);
+	CHECK_FALSE(check_control_socket("/run/a\0b"s).empty());
+}

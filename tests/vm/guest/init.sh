@@ -26,6 +26,9 @@ out=/vm-out
 # shellcheck source=/dev/null
 . "$out/plan.env"   # TCMUD_SRC, TCMUD_BUILD, TCMUD_KERNEL_ROOT, TCMUD_KMOD, scenario timeout
 export TCMUD_LOG_LEVEL TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_SCENARIO_TIMEOUT TCMUD_VM_OUT=$out
+# A sanitized build (tests/vm/asan.list): the host's options reach the daemon.
+[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS
+[ -n "${UBSAN_OPTIONS:-}" ] && export UBSAN_OPTIONS
 mkdir -p /lib/modules
 mount --bind "$TCMUD_KERNEL_ROOT/lib/modules" /lib/modules
 sysctl -qw kernel.hung_task_timeout_secs=60 2>/dev/null

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The backstore contract (include/tcmud/block_backend.h) of the file
+// handler's queue, over a recording io_engine that never touches a file:
+// it hands out SQEs (or refuses them: a full submission queue), and the
+// script completes them in any order with the real outcome, a short count,
+// 0, -EAGAIN, -EIO or -ECANCELED, carrying out reads, writes, flushes and
+// fallocates on an in-memory medium.
+//
+// Oracles:
+//   - io_done exactly once per submitted request, never from inside
+//     submit(), and only after every SQE of the request has completed;
+//   - success is the whole length for a read/write (0 for the rest), and
+//     then every byte moved: the medium holds what was written, the buffer
+//     what was read (when no overlapping change ran alongside);
+//   - an error the engine reported comes back unchanged; a transfer that
+//     moves nothing is -EIO; a request outside the served size is -EINVAL,
+//     a discard/write-zeroes the caps do not offer -EOPNOTSUPP, and neither
+//     touches the medium;
+//   - every SQE stays inside its request: file range, buffers inside the
+//     caller's iovecs, the backing fd (or its fixed-file index); every write
+//     SQE of a FUA request carries RWF_DSYNC;
+//   - nothing is lost: with the engine drained and its SQE waiters run,
+//     every request has completed.
+#include <linux/falloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "file/file_queue.h"
+#include "fuzz_support.h"
+#include "log/log.h"
+
+using namespace tcmud;
+using tcmud::fuzz::input;
+
+namespace {
+
+constexpr int backing_fd = 1000; // never used as an fd: the engine is fake
+constexpr size_t max_requests = 6;
+constexpr uint64_t medium_max = 64 * 1024;
+
+struct recorded_sqe {
+	io_completion *done = nullptr;
+	// On the heap: gcc -Wpedantic refuses io_uring_sqe as a member (it
+	// ends in a zero-size array, cmd[]).
+	std::unique_ptr<io_uring_sqe> owned = std::make_unique<io_uring_sqe>();
+	io_uring_sqe &sqe = *owned;
+};
+
+class recording_engine final : public io_engine {
+public:
+	bool full = false;
+	bool fixed = false;
+	std::vector<std::unique_ptr<recorded_sqe>> in_flight;
+	std::vector<io_completion *> waiters;
+
+	io_uring_sqe *get_sqe(io_completion *done) override
+	{
+		if (full)
+			return nullptr;
+		auto r = std::make_unique<recorded_sqe>();
+		std::memset(&r->sqe, 0, sizeof(r->sqe));
+		io_uring_sqe_set_data(&r->sqe, done);
+		r->done = done;
+		in_flight.push_back(std::move(r));
+		return &in_flight.back()->sqe;
+	}
+	void wait_for_sqe(io_completion *waiter) override
+	{
+		FUZZ_CHECK(std::find(waiters.begin(), waiters.end(), waiter) == waiters.end(),
+			   "wait_for_sqe twice before the wake-up");
+		waiters.push_back(waiter);
+	}
+	int register_file(int fd) override
+	{
+		FUZZ_CHECK(fd == backing_fd, "registered a file other than the backing one");
+		return fixed ? 7 : -EOPNOTSUPP;
+	}
+	void unregister_file(int index) override
+	{
+		FUZZ_CHECK(fixed && index == 7, "unregistered a file never registered");
+	}
+};
+
+struct request {
+	block_io io;
+	struct done_t final : io_completion {
+		request *self = nullptr;
+		void io_done(int64_t result) override;
+	} done;
+	bool busy = false;
+	int calls = 0;
+	std::vector<uint8_t> buffer;
+	std::vector<iovec> iovs;
+	bool racy = false;           // an overlapping change ran alongside
+	bool expect_invalid = false; // -EINVAL / -EOPNOTSUPP expected
+	int64_t injected = 0;        // an error the engine reported for it
+	bool saw_zero = false;       // an SQE of it moved 0 bytes
+	uint64_t size_at_submit = 0;
+};
+
+class driver;
+driver *current = nullptr;
+
+class driver {
+public:
+	explicit driver(input &in) : in_(in), reqs_(max_requests)
+	{
+		current = this;
+		uint8_t caps = in.u8();
+		caps_.discard = caps & 1;
+		caps_.prefetch = caps & 2;
+		caps_.write_zeroes = in.flag();
+		engine_.fixed = in.flag();
+		size_.store(in.range(0, medium_max));
+		medium_.resize(medium_max);
+		for (size_t i = 0; i < medium_.size(); i++)
+			medium_[i] = uint8_t(i * 7 + 3);
+		for (auto &r : reqs_)
+			r.done.self = &r;
+		queue_ = std::make_unique<file_queue>(engine_, backing_fd, size_, caps_, "fuzz:");
+		queue_->set_async_threshold(in.range(0, 3) * 4096);
+		queue_->set_result_filter(&driver::filter, this);
+	}
+	~driver() { current = nullptr; }
+
+	void run()
+	{
+		while (!in_.empty()) {
+			switch (in_.u8() % 7) {
+			case 0:
+			case 1: submit(); break;
+			case 2:
+			case 3: complete(); break;
+			case 4: engine_.full = in_.flag(); break;
+			case 5: run_waiters(); break;
+			case 6: size_.store(in_.range(0, medium_max)); break;
+			}
+		}
+		drain();
+	}
+
+	void on_done(request &r, int64_t result)
+	{
+		FUZZ_CHECK(!in_submit_, "io_done called from inside submit()");
+		FUZZ_CHECK(r.busy, "io_done for a request not submitted");
+		r.calls++;
+		FUZZ_CHECK(r.calls == 1, "io_done called twice");
+		for (const auto &s : engine_.in_flight) {
+			uint8_t op = s->sqe.opcode;
+			bool rw = op == IORING_OP_READ || op == IORING_OP_WRITE ||
+				  op == IORING_OP_READV || op == IORING_OP_WRITEV;
+			FUZZ_CHECK(!rw || !owns(r, s->sqe),
+				   "io_done while an SQE of the request is still in flight");
+		}
+		block_io &io = r.io;
+		if (r.expect_invalid) {
+			int64_t want = unsupported(io) ? -EOPNOTSUPP : -EINVAL;
+			if (io.offset > submit_size_of(r) || io.length > submit_size_of(r) - io.offset)
+				want = -EINVAL;
+			FUZZ_CHECK(result == want, "an invalid request got " + std::to_string(result));
+		} else if (r.injected) {
+			FUZZ_CHECK(result == r.injected, "the engine's error was not passed on");
+		} else if (r.saw_zero) {
+			FUZZ_CHECK(result == -EIO, "a transfer that moved nothing was not -EIO");
+		} else if (io.op == block_op::read || io.op == block_op::write) {
+			FUZZ_CHECK(result == int64_t(io.length) || (io.length == 0 && result == 0),
+				   "a read/write succeeded with a count other than its length");
+			if (!r.racy) {
+				uint64_t at = 0;
+				for (const iovec &v : io.iov) {
+					FUZZ_CHECK(std::memcmp(v.iov_base, medium_.data() + io.offset + at,
+							       v.iov_len) == 0,
+						   io.op == block_op::read ? "read returned other bytes"
+									 : "write left other bytes");
+					at += v.iov_len;
+				}
+			}
+		} else {
+			FUZZ_CHECK(result == 0, "a flush/discard/write-zeroes succeeded with a count");
+		}
+		r.busy = false;
+	}
+
+private:
+	uint64_t submit_size_of(const request &r) const { return r.size_at_submit; }
+
+	bool unsupported(const block_io &io) const
+	{
+		return (io.op == block_op::discard && !caps_.discard) ||
+		       (io.op == block_op::write_zeroes && !caps_.write_zeroes) ||
+		       (io.op == block_op::prefetch && (!caps_.prefetch || io.length > UINT32_MAX));
+	}
+	static bool changes(block_op op)
+	{
+		return op == block_op::write || op == block_op::discard || op == block_op::write_zeroes;
+	}
+
+	// file_queue's result filter: sees every CQE with the block_io it is
+	// for, which tells which request an error or an empty transfer hit.
+	static int64_t filter(void *ctx, const block_io &io, int64_t result)
+	{
+		auto *self = static_cast<driver *>(ctx);
+		for (auto &r : self->reqs_) {
+			if (&r.io != &io)
+				continue;
+			FUZZ_CHECK(r.busy, "a completion for a request not in flight");
+			bool rw = io.op == block_op::read || io.op == block_op::write;
+			if (r.expect_invalid || (rw && io.length == 0))
+				return result; // the NOP carrying the early result
+			if (result < 0)
+				r.injected = result;
+			else if (result == 0 && rw)
+				r.saw_zero = true;
+			return result;
+		}
+		fuzz::fail(__FILE__, __LINE__, "filter", "a completion for no request of ours");
+	}
+
+	void submit()
+	{
+		request &r = reqs_[in_.range(0, max_requests - 1)];
+		if (r.busy)
+			return;
+		block_io &io = r.io;
+		io.op = static_cast<block_op>(in_.range(0, 5));
+		io.fua = in_.flag();
+		uint64_t size = size_.load();
+		bool aimed = in_.u8() % 8 != 0;
+		io.offset = aimed ? in_.range(0, size) : in_.range(0, medium_max + 8);
+		uint64_t room = aimed ? size - std::min(io.offset, size) : medium_max;
+		io.length = in_.range(0, std::min<uint64_t>(room, 16384));
+		r.buffer.assign(io.op == block_op::read || io.op == block_op::write ? io.length : 0, 0);
+		uint8_t seed = in_.u8();
+		for (size_t i = 0; i < r.buffer.size(); i++)
+			r.buffer[i] = uint8_t(seed + i);
+		r.iovs.clear();
+		size_t piece = std::array<size_t, 5>{0, 1, 512, 4096, 3}[in_.range(0, 4)];
+		for (size_t at = 0; at < r.buffer.size();) {
+			size_t n = piece ? std::min(piece, r.buffer.size() - at) : r.buffer.size() - at;
+			r.iovs.push_back({r.buffer.data() + at, n});
+			at += n;
+		}
+		io.iov = r.iovs;
+		io.done = &r.done;
+		r.busy = true;
+		r.calls = 0;
+		r.racy = false;
+		r.injected = 0;
+		r.saw_zero = false;
+		r.size_at_submit = size;
+		r.expect_invalid = (io.op != block_op::flush &&
+				    (io.offset > size || io.length > size - io.offset)) ||
+				   unsupported(io);
+		// Overlapping changes in flight make both sides' bytes undefined.
+		for (auto &o : reqs_) {
+			if (&o == &r || !o.busy)
+				continue;
+			bool overlap = o.io.offset < io.offset + io.length &&
+				       io.offset < o.io.offset + o.io.length;
+			if (overlap && (changes(io.op) || changes(o.io.op)))
+				o.racy = r.racy = true;
+		}
+		in_submit_ = true;
+		queue_->submit(io);
+		in_submit_ = false;
+	}
+
+	// Which of our requests does this SQE serve? file_queue's user_data is
+	// its own per-request object; the SQE's buffers or range tell ours.
+	void complete()
+	{
+		if (engine_.in_flight.empty())
+			return;
+		size_t k = in_.range(0, engine_.in_flight.size() - 1);
+		finish_sqe(k, in_.u8());
+	}
+
+	void finish_sqe(size_t k, uint8_t how)
+	{
+		std::unique_ptr<recorded_sqe> rec = std::move(engine_.in_flight[k]);
+		engine_.in_flight.erase(engine_.in_flight.begin() + ptrdiff_t(k));
+		const io_uring_sqe &sqe = rec->sqe;
+		request *r = sqe.opcode == IORING_OP_NOP || sqe.opcode == IORING_OP_FSYNC ||
+					     sqe.opcode == IORING_OP_FADVISE
+				     ? nullptr
+				     : find_request(sqe);
+		int64_t result = 0;
+		switch (sqe.opcode) {
+		case IORING_OP_NOP:
+			result = 0;
+			break;
+		case IORING_OP_READ:
+		case IORING_OP_WRITE:
+		case IORING_OP_READV:
+		case IORING_OP_WRITEV:
+			result = transfer(*r, sqe, how);
+			break;
+		case IORING_OP_FSYNC:
+			FUZZ_CHECK(sqe.fsync_flags == IORING_FSYNC_DATASYNC, "flush without DATASYNC");
+			result = outcome(how, 0);
+			break;
+		case IORING_OP_FADVISE:
+			FUZZ_CHECK(sqe.fadvise_advice == POSIX_FADV_WILLNEED, "prefetch without WILLNEED");
+			result = outcome(how, 0);
+			break;
+		case IORING_OP_FALLOCATE: {
+			check_file(*r, sqe);
+			uint64_t off = sqe.off, len = sqe.addr;
+			int mode = int(sqe.len);
+			FUZZ_CHECK(off == r->io.offset && len == r->io.length,
+				   "fallocate range differs from the request");
+			FUZZ_CHECK(mode == (r->io.op == block_op::discard
+						    ? (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
+						    : (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE)),
+				   "fallocate mode differs from the request");
+			result = outcome(how, 0);
+			if (result == 0)
+				std::memset(medium_.data() + off, 0, len);
+			break;
+		}
+		default:
+			fuzz::fail(__FILE__, __LINE__, "opcode", "an SQE of an unexpected opcode");
+		}
+		rec->done->io_done(result);
+	}
+
+	// The request an SQE belongs to: the one file_queue is serving with it.
+	// user_data is file_queue's private request; ours is found through
+	// the block_io it points at (the first member after the vtable is
+	// private, so match by buffers and range instead).
+	request *find_request(const io_uring_sqe &sqe)
+	{
+		request *match = nullptr;
+		for (auto &r : reqs_) {
+			if (!r.busy)
+				continue;
+			// Identical fallocates may match twice; either will do.
+			if (owns(r, sqe) && !match)
+				match = &r;
+		}
+		FUZZ_CHECK(match != nullptr, "an SQE that belongs to no request in flight");
+		return match;
+	}
+
+	bool inside_buffer(const request &r, const void *p, size_t n) const
+	{
+		auto *b = static_cast<const uint8_t *>(p);
+		const uint8_t *lo = r.buffer.data(), *hi = lo + r.buffer.size();
+		return b >= lo && b <= hi && n <= size_t(hi - b);
+	}
+
+	bool owns(const request &r, const io_uring_sqe &sqe)
+	{
+		const block_io &io = r.io;
+		switch (sqe.opcode) {
+		case IORING_OP_NOP: return r.expect_invalid || ((io.op == block_op::read || io.op == block_op::write) && io.length == 0);
+		case IORING_OP_FSYNC: return io.op == block_op::flush && !r.expect_invalid;
+		case IORING_OP_FALLOCATE:
+			// A discard and a write-zeroes of one range differ by mode.
+			return (io.op == block_op::discard || io.op == block_op::write_zeroes) &&
+			       !r.expect_invalid && sqe.off == io.offset && sqe.addr == io.length &&
+			       bool(sqe.len & FALLOC_FL_PUNCH_HOLE) == (io.op == block_op::discard);
+		case IORING_OP_READ:
+		case IORING_OP_WRITE:
+			return (sqe.opcode == IORING_OP_READ) == (io.op == block_op::read) &&
+			       io.op != block_op::flush && !r.expect_invalid &&
+			       inside_buffer(r, reinterpret_cast<void *>(sqe.addr), sqe.len);
+		default: {
+			if ((sqe.opcode == IORING_OP_READV) != (io.op == block_op::read) ||
+			    r.expect_invalid || r.buffer.empty())
+				return false;
+			auto *v = reinterpret_cast<const iovec *>(sqe.addr);
+			return sqe.len > 0 && inside_buffer(r, v[0].iov_base, v[0].iov_len);
+		}
+		}
+	}
+
+	void check_file(const request &, const io_uring_sqe &sqe)
+	{
+		if (sqe.flags & IOSQE_FIXED_FILE)
+			FUZZ_CHECK(engine_.fixed && sqe.fd == 7, "a fixed file never registered");
+		else
+			FUZZ_CHECK(sqe.fd == backing_fd, "an SQE on another file");
+	}
+
+	// The script's outcome for one SQE that asked for `len` bytes.
+	static int64_t outcome(uint8_t how, uint64_t len)
+	{
+		switch (how % 8) {
+		case 3: return len > 1 ? int64_t(1 + (how >> 3) % (len - 1)) : int64_t(len);
+		case 4: return 0;
+		case 5: return -EAGAIN;
+		case 6: return -EIO;
+		case 7: return -ECANCELED;
+		default: return int64_t(len);
+		}
+	}
+
+	int64_t transfer(request &r, const io_uring_sqe &sqe, uint8_t how)
+	{
+		check_file(r, sqe);
+		const block_io &io = r.io;
+		bool write = sqe.opcode == IORING_OP_WRITE || sqe.opcode == IORING_OP_WRITEV;
+		if (write && io.fua)
+			FUZZ_CHECK(sqe.rw_flags & RWF_DSYNC, "a FUA write SQE without RWF_DSYNC");
+		std::vector<iovec> parts;
+		if (sqe.opcode == IORING_OP_READ || sqe.opcode == IORING_OP_WRITE) {
+			parts.push_back({reinterpret_cast<void *>(sqe.addr), sqe.len});
+		} else {
+			FUZZ_CHECK(sqe.len >= 1 && sqe.len <= IOV_MAX, "iovec count out of range");
+			auto *v = reinterpret_cast<const iovec *>(sqe.addr);
+			parts.assign(v, v + sqe.len);
+		}
+		uint64_t len = 0;
+		for (const iovec &p : parts) {
+			FUZZ_CHECK(inside_buffer(r, p.iov_base, p.iov_len),
+				   "an SQE buffer outside the caller's iovecs");
+			len += p.iov_len;
+		}
+		FUZZ_CHECK(sqe.off >= io.offset && sqe.off + len <= io.offset + io.length,
+			   "an SQE outside the request's file range: sqe " + std::to_string(sqe.off) +
+				   "+" + std::to_string(len) + ", request " +
+				   std::to_string(io.offset) + "+" + std::to_string(io.length));
+		// Where in the caller's data this SQE starts must be where it
+		// writes in the file: buffer offset == file offset - io.offset.
+		auto *first = static_cast<uint8_t *>(parts[0].iov_base);
+		FUZZ_CHECK(uint64_t(first - r.buffer.data()) == sqe.off - io.offset,
+			   "an SQE's buffer and file offset disagree");
+		int64_t res = outcome(how, len);
+		if (res > 0) {
+			uint64_t left = uint64_t(res), at = sqe.off;
+			for (const iovec &p : parts) {
+				uint64_t n = std::min<uint64_t>(left, p.iov_len);
+				if (write)
+					std::memcpy(medium_.data() + at, p.iov_base, n);
+				else
+					std::memcpy(p.iov_base, medium_.data() + at, n);
+				at += n;
+				left -= n;
+			}
+		}
+		return res;
+	}
+
+	void run_waiters()
+	{
+		std::vector<io_completion *> w;
+		w.swap(engine_.waiters);
+		for (io_completion *c : w)
+			c->io_done(0);
+	}
+
+	void drain()
+	{
+		engine_.full = false;
+		for (int round = 0; round < 100000; round++) {
+			if (!engine_.in_flight.empty()) {
+				finish_sqe(0, 0);
+				continue;
+			}
+			if (!engine_.waiters.empty()) {
+				run_waiters();
+				continue;
+			}
+			break;
+		}
+		for (const auto &r : reqs_)
+			FUZZ_CHECK(!r.busy, "a request never completed");
+		FUZZ_CHECK(queue_->parked() == 0, "requests still parked");
+	}
+
+	input &in_;
+	std::vector<request> reqs_;
+	backstore_caps caps_;
+	std::atomic<uint64_t> size_{0};
+	std::vector<uint8_t> medium_;
+	recording_engine engine_;
+	std::unique_ptr<file_queue> queue_;
+	bool in_submit_ = false;
+};
+
+void request::done_t::io_done(int64_t result)
+{
+	current->on_done(*self, result);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool quiet = [] {
+		tcmud::set_log_level(tcmud::log_level::error);
+		return true;
+	}();
+	(void)quiet;
+	input in(data, size);
+	driver d(in);
+	d.run();
+	return 0;
+}

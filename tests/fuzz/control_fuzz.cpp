@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The control socket: its JSON, its protocol and the server itself.
+//
+// The first byte picks one of three scripts:
+//   json:     parse_json on any text never crashes; a string written by
+//             json_writer reads back byte for byte;
+//   protocol: answer() to any line is one line of JSON with a boolean
+//             "ok"; ok exactly when parse_request accepts the line; an
+//             accepted request formats and parses back to itself; a reply
+//             reads back (parse_reply) with the devices the source gave,
+//             names and cfgstrings made of any bytes;
+//   server:   a real control_server on a socket in /tmp, clients sending
+//             any bytes in any chunks: one reply line per request line in
+//             order, each valid JSON; a line over the 4 KiB limit is refused
+//             (never answered as a request) and the client closed; no
+//             client is answered after it was dropped.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "control/control_protocol.h"
+#include "control/control_server.h"
+#include "control/json.h"
+#include "fuzz_support.h"
+#include "log/log.h"
+
+using namespace tcmud;
+using namespace tcmud::control;
+using tcmud::fuzz::input;
+
+namespace {
+
+std::string text_of(std::span<const uint8_t> b)
+{
+	return std::string(reinterpret_cast<const char *>(b.data()), b.size());
+}
+
+std::vector<device_report> make_devices(input &in)
+{
+	std::vector<device_report> devs(in.range(0, 3));
+	for (auto &d : devs) {
+		d.name = text_of(in.bytes(in.range(0, 12)));
+		d.cfgstring = text_of(in.bytes(in.range(0, 12)));
+		d.hba = "user_1";
+		d.uio = "uio0";
+		d.subtype = "file";
+		d.state = "serving";
+		d.size_bytes = in.u64();
+		d.block_size = in.u32();
+		d.nr_queues = uint32_t(in.range(0, 2));
+		d.queues.resize(d.nr_queues);
+		for (auto &q : d.queues) {
+			q.commands = in.u64();
+			q.latency[in.range(0, q.latency.size() - 1)] = in.u64();
+		}
+	}
+	return devs;
+}
+
+void check_reply_line(const std::string &reply, bool want_ok)
+{
+	FUZZ_CHECK(reply.find('\n') == std::string::npos, "a reply with a newline inside");
+	std::string why;
+	auto v = parse_json(reply, &why);
+	FUZZ_CHECK(v.has_value(), "a reply that is not JSON: " + why);
+	const json_value *ok = v->find("ok");
+	FUZZ_CHECK(ok && ok->type == json_value::kind::boolean, "a reply without a boolean ok");
+	FUZZ_CHECK(ok->boolean == want_ok, "ok disagrees with parse_request");
+	if (!ok->boolean) {
+		const json_value *e = v->find("error");
+		FUZZ_CHECK(e && e->is_string() && !e->text.empty(), "an error reply without a message");
+	}
+}
+
+void json_script(input &in)
+{
+	std::string text = text_of(in.rest());
+	std::string why;
+	auto v = parse_json(text, &why);
+	if (!v)
+		FUZZ_CHECK(!why.empty(), "malformed JSON refused without a reason");
+	json_writer w;
+	w.begin_array().value(std::string_view(text)).end_array();
+	auto back = parse_json(w.text(), &why);
+	FUZZ_CHECK(back && back->type == json_value::kind::array && back->items.size() == 1 &&
+			   back->items[0].is_string() && back->items[0].text == text,
+		   "a string written by json_writer does not read back: " + why);
+}
+
+void protocol_script(input &in)
+{
+	std::vector<device_report> devs = make_devices(in);
+	std::string line = text_of(in.rest());
+	std::string error;
+	auto req = parse_request(line, &error);
+	report_source source = [&](bool) { return devs; };
+	std::string reply = answer(line, source, 42);
+	check_reply_line(reply, req.has_value() &&
+					(req->device.empty() ||
+					 std::any_of(devs.begin(), devs.end(),
+						     [&](const device_report &d) { return d.name == req->device; })));
+	if (!req) {
+		FUZZ_CHECK(!error.empty(), "a refused request without a reason");
+		return;
+	}
+	std::string again = format_request(*req);
+	auto back = parse_request(again, &error);
+	FUZZ_CHECK(back && back->what == req->what && back->device == req->device,
+		   "a request does not survive format_request/parse_request");
+	auto parsed = parse_reply(reply, &error);
+	if (!parsed)
+		return; // ok:false (no such device): checked above
+	FUZZ_CHECK(parsed->time_ns == 42, "time_ns lost");
+	size_t want = 0;
+	for (const auto &d : devs) {
+		if (!req->device.empty() && d.name != req->device)
+			continue;
+		FUZZ_CHECK(want < parsed->devices.size(), "a device missing from the reply");
+		const auto &p = parsed->devices[want++];
+		FUZZ_CHECK(p.name == d.name && p.cfgstring == d.cfgstring && p.size_bytes == d.size_bytes,
+			   "a device does not read back as sent");
+		if (req->what == control_request::kind::stats) {
+			FUZZ_CHECK(p.queues.size() == d.queues.size(), "queues lost");
+			for (size_t q = 0; q < p.queues.size(); q++)
+				FUZZ_CHECK(p.queues[q].commands == d.queues[q].commands &&
+						   p.queues[q].latency == d.queues[q].latency,
+					   "queue counters do not read back");
+		}
+	}
+	FUZZ_CHECK(want == parsed->devices.size(), "the reply has devices the source has not");
+}
+
+// One client of the server script.
+struct client {
+	int fd = -1;
+	std::string sent;     // every byte sent, in order
+	std::string received; // every byte read back
+	bool eof = false;
+};
+
+void server_script(input &in)
+{
+	static int serial = 0;
+	std::string path = "/tmp/tcmud-fuzz-" + std::to_string(getpid()) + "-" +
+			   std::to_string(serial++) + ".sock";
+	std::vector<device_report> devs = make_devices(in);
+	int error = 0;
+	std::string reason;
+	server_limits limits;
+	limits.max_clients = in.range(1, 3);
+	auto server = control_server::open(
+		path, [&](bool) { return devs; }, &error, &reason, limits);
+	FUZZ_CHECK(server != nullptr, "the server did not open: " + reason);
+	std::vector<client> clients(in.range(1, 3));
+	for (auto &c : clients) {
+		c.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		sockaddr_un sa{};
+		sa.sun_family = AF_UNIX;
+		std::snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path.c_str());
+		FUZZ_CHECK(connect(c.fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0,
+			   "connect failed");
+	}
+	auto pump = [&] {
+		for (int i = 0; i < 4; i++) {
+			server->dispatch();
+			for (auto &c : clients) {
+				char buf[65536];
+				for (;;) {
+					ssize_t n = recv(c.fd, buf, sizeof(buf), 0);
+					if (n > 0) {
+						c.received.append(buf, size_t(n));
+						continue;
+					}
+					if (n == 0)
+						c.eof = true;
+					break;
+				}
+			}
+		}
+	};
+	static const char *requests[] = {"{\"command\":\"list\"}\n", "{\"command\":\"stats\"}\n",
+					 "{\"command\":\"stats\",\"device\":\"x\"}\n", "\n", "{\n"};
+	while (!in.empty()) {
+		client &c = clients[in.range(0, clients.size() - 1)];
+		std::string chunk;
+		switch (in.u8() % 4) {
+		case 0: chunk = requests[in.range(0, 4)]; break;
+		case 1: chunk = text_of(in.bytes(in.range(0, 64))); break;
+		case 2: chunk = std::string(in.range(1, 9000), 'x'); break;
+		case 3: pump(); continue;
+		}
+		ssize_t n = send(c.fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+		if (n > 0)
+			c.sent.append(chunk, 0, size_t(n));
+	}
+	for (auto &c : clients)
+		shutdown(c.fd, SHUT_WR);
+	for (int i = 0; i < 50; i++)
+		pump();
+
+	// What each client was owed.
+	for (auto &c : clients) {
+		if (c.received.empty() && !c.sent.empty()) {
+			// Refused at accept (too many clients) or dropped: no
+			// request may have been answered.
+			continue;
+		}
+		if (c.received.rfind("{\"ok\":false,\"error\":\"too many control clients\"}", 0) == 0)
+			continue;
+		std::vector<std::string> replies;
+		for (size_t at = 0; at < c.received.size();) {
+			size_t nl = c.received.find('\n', at);
+			FUZZ_CHECK(nl != std::string::npos, "a reply without its newline");
+			replies.push_back(c.received.substr(at, nl - at));
+			at = nl + 1;
+		}
+		size_t r = 0;
+		size_t at = 0;
+		while (at < c.sent.size() && r < replies.size()) {
+			size_t nl = c.sent.find('\n', at);
+			size_t len = (nl == std::string::npos ? c.sent.size() : nl) - at;
+			if (len > limits.max_request) {
+				std::string_view rep(replies[r]);
+				FUZZ_CHECK_KNOWN("F7", rep.find("request longer than") != std::string::npos,
+						 "a line of " + std::to_string(len) +
+							 " bytes (limit 4096) was answered as a request");
+				break; // the server closes the client after refusing
+			}
+			std::string line = c.sent.substr(at, len);
+			std::string err;
+			auto req = parse_request(line, &err);
+			check_reply_line(replies[r], req.has_value() &&
+							     (req->device.empty() ||
+							      std::any_of(devs.begin(), devs.end(),
+									  [&](const device_report &d) {
+										  return d.name == req->device;
+									  })));
+			r++;
+			if (nl == std::string::npos)
+				break;
+			at = nl + 1;
+		}
+		(void)r;
+	}
+	for (auto &c : clients)
+		close(c.fd);
+	server.reset();
+	unlink(path.c_str());
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static bool quiet = [] {
+		set_log_level(log_level::error);
+		return true;
+	}();
+	(void)quiet;
+	input in(data, size);
+	switch (in.u8() % 3) {
+	case 0: json_script(in); break;
+	case 1: protocol_script(in); break;
+	case 2: server_script(in); break;
+	}
+	return 0;
+}

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// SCSI execution (daemon/scsi) over a deferred in-memory backstore, driven by
+// an action script: start commands (any CDB, shaped or raw, with any data
+// buffer cut into any iovecs), complete backstore requests in any order and
+// with any outcome (full, short, 0, EIO, ENOSPC, EAGAIN, ECANCELED), resume
+// commands the range lock woke, rewrite a running command's Data-Out buffer,
+// flip the write cache.
+//
+// Oracles:
+//   - every request that changes the medium is issued while its command
+//     holds the range lock, inside the locked LBAs, and never overlaps a
+//     range another command holds exclusively (COMPARE AND WRITE's
+//     atomicity); a request of a command holding the lock stays inside it;
+//   - every request lies inside the capacity, a read/write's iovecs add up
+//     to its length, one request at a time per command; a request from the
+//     command's bounce buffer is aligned for O_DIRECT;
+//   - with the write cache off (WCE=0), GOOD is returned only once every
+//     change the command made is durable: written with FUA, or followed by
+//     a successful flush;
+//   - command_done exactly once per execute, never while the command still
+//     has a request at the backstore or holds the range lock;
+//   - status and sense agree (CHECK CONDITION has fixed or descriptor sense,
+//     GOOD has none), read_len never exceeds the buffer;
+//   - at the end, with every request completed and every wake-up resumed,
+//     no command is left unfinished (no lost wake-up, no deadlock).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "fuzz_support.h"
+#include "logical_unit.h"
+#include "scsi_constants.h"
+
+using namespace tcmud;
+using namespace tcmud::scsi;
+using tcmud::fuzz::input;
+
+namespace {
+
+constexpr size_t max_commands = 4;
+
+struct slot {
+	command cmd;
+	bool busy = false;
+	int done_calls = 0;
+	std::vector<uint8_t> buffer;
+	std::vector<iovec> iovs;
+	bool data_out = false;
+	bool rewritten = false;        // its Data-Out changed while it ran
+	bool wce_off_at_start = false;
+	bool unsynced = false;         // changed the medium, not yet durable
+	bool unsynced_by_fallocate = false;
+	bool woken = false;
+};
+
+class fuzz_owner final : public command_owner {
+public:
+	std::vector<slot> *slots = nullptr;
+	std::vector<size_t> wake_list;
+	bool *wce_off_now = nullptr;
+
+	size_t index_of(const command &cmd) const
+	{
+		for (size_t i = 0; i < slots->size(); i++)
+			if (&(*slots)[i].cmd == &cmd)
+				return i;
+		fuzz::fail(__FILE__, __LINE__, "index_of", "callback for an unknown command");
+	}
+
+	void command_done(command &cmd) override;
+	void command_wake(command &cmd) override
+	{
+		size_t i = index_of(cmd);
+		FUZZ_CHECK((*slots)[i].busy, "wake-up for a command that is not running");
+		FUZZ_CHECK(!(*slots)[i].woken, "two wake-ups without a resume");
+		(*slots)[i].woken = true;
+		wake_list.push_back(i);
+	}
+	std::vector<block_io *> *queue = nullptr;
+	std::vector<uint8_t> *medium = nullptr;
+};
+
+class deferred_store final : public backend_queue {
+public:
+	std::vector<block_io *> queue;
+	std::vector<uint8_t> medium;
+	std::vector<slot> *slots = nullptr;
+	logical_unit *lu = nullptr;
+
+	size_t slot_of(const block_io &io) const
+	{
+		for (size_t i = 0; i < slots->size(); i++)
+			if (&(*slots)[i].cmd.io() == &io)
+				return i;
+		fuzz::fail(__FILE__, __LINE__, "slot_of", "a request from no command slot");
+	}
+
+	void submit(block_io &io) override
+	{
+		size_t i = slot_of(io);
+		slot &s = (*slots)[i];
+		FUZZ_CHECK(s.busy, "a request from a command that is not running");
+		FUZZ_CHECK(std::find(queue.begin(), queue.end(), &io) == queue.end(),
+			   "a request resubmitted while still at the backstore");
+		FUZZ_CHECK(io.done != nullptr,
+			   "no completion target");
+		uint64_t cap = medium.size();
+		FUZZ_CHECK(io.op == block_op::flush ||
+				   (io.offset <= cap && io.length <= cap - io.offset),
+			   "a request beyond the capacity");
+		if (io.op == block_op::read || io.op == block_op::write) {
+			uint64_t total = 0;
+			for (const iovec &v : io.iov)
+				total += v.iov_len;
+			FUZZ_CHECK(total == io.length, "iovecs do not add up to the length");
+			FUZZ_CHECK(io.length > 0, "an empty read or write");
+		}
+		check_lock(s, io);
+		// The command's own bounce buffer (WRITE SAME pattern, COMPARE
+		// AND WRITE and VERIFY reads) may meet an O_DIRECT backstore:
+		// it must be aligned as a 512-byte logical block device asks.
+		auto &bounce = s.cmd.bounce();
+		for (const iovec &v : io.iov) {
+			auto *p = static_cast<const uint8_t *>(v.iov_base);
+			if (bounce.empty() || p < bounce.data() || p >= bounce.data() + bounce.size())
+				continue;
+			FUZZ_CHECK_KNOWN("F5", reinterpret_cast<uintptr_t>(p) % 512 == 0,
+					 "a bounce buffer not aligned for O_DIRECT");
+		}
+		queue.push_back(&io);
+	}
+
+	void check_lock(slot &s, const block_io &io)
+	{
+		const range_lock::entry &r = s.cmd.range();
+		bool holds = r.current == range_lock::entry::state::fast ||
+			     r.current == range_lock::entry::state::held;
+		bool modifies = io.op == block_op::write || io.op == block_op::discard ||
+				io.op == block_op::write_zeroes;
+		if (io.op == block_op::flush)
+			return;
+		if (modifies)
+			FUZZ_CHECK(holds, "a change to the medium without the range lock");
+		if (!holds)
+			return;
+		uint64_t bs = lu->block_size();
+		bool inside = io.offset >= r.first * bs && io.offset + io.length <= r.end * bs;
+		if (!inside && s.rewritten && io.op == block_op::discard)
+			FUZZ_CHECK_KNOWN("F4", inside,
+					 "UNMAP discards outside its locked range after its Data-Out changed");
+		else
+			FUZZ_CHECK(inside, "a request outside its command's locked range");
+		// Nobody else may hold an overlapping range while either side is
+		// exclusive.
+		for (slot &o : *slots) {
+			if (&o == &s || !o.busy)
+				continue;
+			const range_lock::entry &e = o.cmd.range();
+			bool o_holds = e.current == range_lock::entry::state::fast ||
+				       e.current == range_lock::entry::state::held;
+			if (!o_holds || !(r.exclusive || e.exclusive))
+				continue;
+			bool overlap = e.first < r.end && r.first < e.end;
+			FUZZ_CHECK(!overlap, "two commands hold overlapping ranges, one exclusive");
+		}
+	}
+
+	// Carries out request q with the outcome the script chose.
+	void complete(size_t q, uint8_t how, input &in)
+	{
+		block_io *io = queue[q];
+		queue.erase(queue.begin() + ptrdiff_t(q));
+		slot &s = (*slots)[slot_of(*io)];
+		int64_t result = 0;
+		uint64_t moved = io->length;
+		switch (how % 8) {
+		case 0:
+		case 1: result = int64_t(io->length); break;
+		case 2: result = 0; break; // success without a count
+		case 3:
+			if ((io->op == block_op::read || io->op == block_op::write) && io->length > 1) {
+				moved = in.range(1, io->length - 1);
+				result = int64_t(moved);
+			} else {
+				result = int64_t(io->length);
+			}
+			break;
+		case 4: result = -EIO; break;
+		case 5: result = -ENOSPC; break;
+		case 6: result = -EAGAIN; break;
+		case 7: result = -ECANCELED; break;
+		}
+		if (result >= 0)
+			perform(*io, moved, s);
+		io->done->io_done(result);
+	}
+
+	void perform(const block_io &io, uint64_t moved, slot &s)
+	{
+		uint8_t *m = medium.data() + io.offset;
+		switch (io.op) {
+		case block_op::read:
+		case block_op::write: {
+			uint64_t done = 0;
+			for (const iovec &v : io.iov) {
+				uint64_t n = std::min<uint64_t>(v.iov_len, moved - done);
+				if (io.op == block_op::read)
+					std::memcpy(v.iov_base, m + done, n);
+				else
+					std::memcpy(m + done, v.iov_base, n);
+				done += n;
+			}
+			if (io.op == block_op::write && !io.fua)
+				s.unsynced = true;
+			break;
+		}
+		case block_op::discard:
+		case block_op::write_zeroes:
+			std::memset(m, 0, io.length);
+			s.unsynced = true;
+			s.unsynced_by_fallocate = true;
+			break;
+		case block_op::prefetch:
+			break;
+		case block_op::flush:
+			s.unsynced = false;
+			s.unsynced_by_fallocate = false;
+			break;
+		}
+	}
+};
+
+void fuzz_owner::command_done(command &cmd)
+{
+	size_t i = index_of(cmd);
+	slot &s = (*slots)[i];
+	FUZZ_CHECK(s.busy, "command_done for a command that is not running");
+	s.done_calls++;
+	FUZZ_CHECK(s.done_calls == 1, "command_done called twice");
+	FUZZ_CHECK(std::find(queue->begin(), queue->end(), &cmd.io()) == queue->end(),
+		   "command_done while its request is still at the backstore");
+	FUZZ_CHECK(cmd.range().current == range_lock::entry::state::idle,
+		   "command_done with the range lock still held or waited for");
+	FUZZ_CHECK(!s.woken, "command_done with a wake-up still pending");
+	uint8_t st = cmd.status();
+	auto sense = cmd.sense();
+	if (st == SAM_STAT_CHECK_CONDITION) {
+		FUZZ_CHECK(sense.size() >= 8, "CHECK CONDITION without sense");
+		FUZZ_CHECK((sense[0] & 0x7f) == 0x70 || (sense[0] & 0x7f) == 0x72,
+			   "sense in neither fixed nor descriptor format");
+		uint8_t key = (sense[0] & 0x7f) == 0x70 ? sense[2] & 0xf : sense[1] & 0xf;
+		FUZZ_CHECK(key != 0, "CHECK CONDITION with NO SENSE");
+	} else {
+		FUZZ_CHECK(sense.empty(), "sense data without CHECK CONDITION");
+		// CONDITION MET: PRE-FETCH's GOOD when the cache can hold it.
+		bool prefetch = cmd.cdb()[0] == PRE_FETCH_10 || cmd.cdb()[0] == PRE_FETCH_16;
+		FUZZ_CHECK(st == SAM_STAT_GOOD || st == SAM_STAT_BUSY ||
+				   st == SAM_STAT_TASK_SET_FULL || (prefetch && st == 0x04),
+			   "unexpected status " + std::to_string(st));
+	}
+	FUZZ_CHECK(cmd.read_len() <= s.buffer.size(), "read_len beyond the buffer");
+	if (st == SAM_STAT_GOOD && s.wce_off_at_start && *wce_off_now && s.unsynced) {
+		if (s.unsynced_by_fallocate)
+			FUZZ_CHECK_KNOWN("F1", !s.unsynced,
+					 "GOOD with WCE=0 after a discard/write-zeroes never synced");
+		else
+			FUZZ_CHECK(!s.unsynced, "GOOD with WCE=0 after a write without FUA or flush");
+	}
+	s.busy = false;
+}
+
+// Opcodes worth aiming at; anything else comes raw from the input.
+constexpr uint8_t interesting[] = {
+	TEST_UNIT_READY, REQUEST_SENSE, READ_6, WRITE_6, INQUIRY, MODE_SELECT_6, MODE_SENSE_6,
+	START_STOP_UNIT, READ_CAPACITY_10, READ_10, WRITE_10, WRITE_VERIFY_10, VERIFY_10,
+	SYNCHRONIZE_CACHE_10, WRITE_SAME_10, UNMAP, MODE_SELECT_10, MODE_SENSE_10, READ_16,
+	COMPARE_AND_WRITE, WRITE_16, WRITE_VERIFY_16, VERIFY_16, SYNCHRONIZE_CACHE_16,
+	WRITE_SAME_16, SERVICE_ACTION_IN_16, MAINTENANCE_IN, READ_12, WRITE_12,
+	PRE_FETCH_10, PRE_FETCH_16,
+};
+
+void put_be(std::vector<uint8_t> &cdb, size_t at, size_t n, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (at + n - 1 - i < cdb.size())
+			cdb[at + n - 1 - i] = uint8_t(v >> (8 * i));
+}
+
+class driver {
+public:
+	explicit driver(input &in) : in_(in), slots_(max_commands)
+	{
+		logical_unit_config cfg;
+		cfg.block_size = 512u << in.range(0, 3);
+		cfg.num_blocks = in.range(1, 64);
+		uint8_t caps = in.u8();
+		cfg.caps.discard = caps & 1;
+		cfg.caps.prefetch = caps & 2;
+		cfg.caps.discard_zeroes = cfg.caps.discard && in.flag();
+		cfg.caps.write_zeroes = in.flag();
+		cfg.write_cache_enabled = in.flag();
+		cfg.max_compare_and_write_blocks = uint8_t(in.range(1, 4));
+		cfg.max_transfer_blocks = uint32_t(in.range(0, 32));
+		cfg.max_write_same_blocks = in.range(0, 32);
+		cfg.max_unmap_blocks = uint32_t(in.range(0, 64));
+		cfg.max_unmap_descriptors = uint32_t(in.range(0, 8));
+		cfg.unit_serial = [] { return std::string("fuzz-serial"); };
+		std::string reason;
+		lu_ = logical_unit::create(cfg, &reason);
+		FUZZ_CHECK(lu_ != nullptr, "create failed: " + reason);
+		store_.medium.assign(cfg.num_blocks * cfg.block_size, 0);
+		for (size_t i = 0; i < store_.medium.size(); i++)
+			store_.medium[i] = uint8_t(i / cfg.block_size + 1);
+		store_.slots = &slots_;
+		store_.lu = lu_.get();
+		owner_.slots = &slots_;
+		owner_.queue = &store_.queue;
+		owner_.wce_off_now = &wce_off_;
+		wce_off_ = !lu_->write_cache_enabled();
+	}
+
+	void run()
+	{
+		while (!in_.empty()) {
+			switch (in_.u8() % 8) {
+			case 0:
+			case 1: start(); break;
+			case 2:
+			case 3:
+			case 4: complete(); break;
+			case 5: resume(); break;
+			case 6: rewrite(); break;
+			case 7: flip_wce(); break;
+			}
+		}
+		drain();
+	}
+
+private:
+	std::vector<uint8_t> make_cdb()
+	{
+		uint8_t pick = in_.u8();
+		uint8_t op = pick < 2 * std::size(interesting) ? interesting[pick % std::size(interesting)]
+							       : in_.u8();
+		static const size_t group_length[8] = {6, 10, 10, 12, 16, 12, 10, 10};
+		std::vector<uint8_t> cdb(in_.flag() ? group_length[op >> 5] : in_.range(1, 32));
+		cdb[0] = op;
+		auto raw = in_.bytes(std::min<size_t>(cdb.size() - 1, in_.range(0, cdb.size() - 1)));
+		std::copy(raw.begin(), raw.end(), cdb.begin() + 1);
+		if (in_.flag()) {
+			// Aim LBA and length at the medium.
+			uint64_t lba = in_.range(0, lu_->num_blocks());
+			uint64_t len = in_.range(0, 8);
+			switch (op >> 5) {
+			case 0: put_be(cdb, 1, 3, lba); put_be(cdb, 4, 1, len); break;
+			case 1:
+			case 2: put_be(cdb, 2, 4, lba); put_be(cdb, 7, 2, len); break;
+			case 5: put_be(cdb, 2, 4, lba); put_be(cdb, 6, 4, len); break;
+			case 4: put_be(cdb, 2, 8, lba); put_be(cdb, 10, 4, len); break;
+			}
+			if (op == COMPARE_AND_WRITE)
+				put_be(cdb, 13, 1, len);
+			if (op == UNMAP)
+				put_be(cdb, 7, 2, 8 + 16 * len);
+		}
+		return cdb;
+	}
+
+	void make_buffer(slot &s, uint8_t op)
+	{
+		size_t bs = lu_->block_size();
+		size_t len = in_.flag() ? in_.range(0, 8) * bs : in_.range(0, 8 * bs);
+		s.buffer.assign(len, 0);
+		s.data_out = in_.flag();
+		if (s.data_out) {
+			uint8_t seed = in_.u8();
+			for (size_t i = 0; i < len; i++)
+				s.buffer[i] = uint8_t(seed + i / bs);
+			if (op == UNMAP && len >= 8) {
+				// A parameter list: header, then descriptors
+				// aimed at the medium.
+				size_t n = std::min<size_t>((len - 8) / 16, in_.range(0, 4));
+				std::vector<uint8_t> list(8 + 16 * n, 0);
+				put_be(list, 0, 2, list.size() - 2);
+				put_be(list, 2, 2, 16 * n);
+				for (size_t d = 0; d < n; d++) {
+					put_be(list, 8 + 16 * d, 8, in_.range(0, lu_->num_blocks()));
+					put_be(list, 16 + 16 * d, 4, in_.range(0, 8));
+				}
+				std::copy(list.begin(), list.end(), s.buffer.begin());
+			}
+			auto raw = in_.bytes(std::min<size_t>(len, in_.range(0, 24)));
+			size_t at = len ? in_.range(0, len - 1) : 0;
+			for (size_t i = 0; i < raw.size() && at + i < len; i++)
+				s.buffer[at + i] = raw[i];
+		}
+		size_t piece = std::array<size_t, 4>{0, 1, 7, 512}[in_.range(0, 3)];
+		s.iovs.clear();
+		for (size_t at = 0; at < len;) {
+			size_t n = piece ? std::min(piece, len - at) : len - at;
+			s.iovs.push_back({s.buffer.data() + at, n});
+			at += n;
+		}
+	}
+
+	void start()
+	{
+		size_t i = in_.range(0, max_commands - 1);
+		slot &s = slots_[i];
+		if (s.busy)
+			return;
+		std::vector<uint8_t> cdb = make_cdb();
+		make_buffer(s, cdb[0]);
+		s.busy = true;
+		s.done_calls = 0;
+		s.rewritten = s.unsynced = s.unsynced_by_fallocate = s.woken = false;
+		s.wce_off_at_start = wce_off_;
+		s.cmd.reset(cdb, s.iovs, &owner_);
+		lu_->execute(s.cmd, store_);
+	}
+
+	void complete()
+	{
+		if (store_.queue.empty())
+			return;
+		size_t q = in_.range(0, store_.queue.size() - 1);
+		store_.complete(q, in_.u8(), in_);
+	}
+
+	void resume()
+	{
+		if (owner_.wake_list.empty())
+			return;
+		size_t k = in_.range(0, owner_.wake_list.size() - 1);
+		size_t i = owner_.wake_list[k];
+		owner_.wake_list.erase(owner_.wake_list.begin() + ptrdiff_t(k));
+		slots_[i].woken = false;
+		lu_->resume(slots_[i].cmd, store_);
+	}
+
+	void rewrite()
+	{
+		slot &s = slots_[in_.range(0, max_commands - 1)];
+		if (!s.busy || !s.data_out || s.buffer.empty())
+			return;
+		size_t at = in_.range(0, s.buffer.size() - 1);
+		s.buffer[at] = in_.u8();
+		s.rewritten = true;
+	}
+
+	void flip_wce()
+	{
+		bool on = in_.flag();
+		lu_->set_write_cache_enabled(on);
+		wce_off_ = !on;
+	}
+
+	void drain()
+	{
+		for (int round = 0; round < 100000; round++) {
+			if (!store_.queue.empty()) {
+				input ok(nullptr, 0); // all zeroes: full success
+				store_.complete(0, 0, ok);
+				continue;
+			}
+			if (!owner_.wake_list.empty()) {
+				size_t i = owner_.wake_list.front();
+				owner_.wake_list.erase(owner_.wake_list.begin());
+				slots_[i].woken = false;
+				lu_->resume(slots_[i].cmd, store_);
+				continue;
+			}
+			break;
+		}
+		for (const slot &s : slots_)
+			FUZZ_CHECK(!s.busy, "a command never finished (lost wake-up or deadlock)");
+	}
+
+	input &in_;
+	std::vector<slot> slots_;
+	std::unique_ptr<logical_unit> lu_;
+	deferred_store store_;
+	fuzz_owner owner_;
+	bool wce_off_ = false;
+};
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	input in(data, size);
+	driver d(in);
+	d.run();
+	return 0;
+}
