@@ -46,6 +46,15 @@ mkdir -p "$build/vm-out"
 	echo "debug-suite $(date -u +%FT%TZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
 	echo "kernel $TCMUD_KERNEL_ABI, build: $built"
 } > "$summary"
+# First, that every checker is on and its report fails a scenario.
+if tests/vm/debug-selfcheck.sh --build "$build" > "$build/vm-out/debug-selfcheck.txt" 2>&1; then
+	passed=$((passed + 1))
+	echo "selfcheck: pass" >> "$summary"
+else
+	failed=$((failed + 1))
+	echo "selfcheck: FAIL (see $build/vm-out/debug-selfcheck.txt)" >> "$summary"
+fi
+grep -E '^(not )?ok ' "$build/vm-out/debug-selfcheck.txt" | sed 's/^/  /' | tee -a "$summary"
 for suite in "${suites[@]}"; do
 	list=tests/vm/$suite.list out=$build/vm-out/debug-$suite
 	mapfile -t scenarios < <(grep -v '^\s*\(#\|$\)' "$list")
