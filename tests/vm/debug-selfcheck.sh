@@ -22,7 +22,7 @@ make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 &&
 
 kinds=(kasan list ubsan sleep lockdep)
 declare -A want=(
-	[kasan]='BUG: KASAN: slab-use-after-free in provoke_kasan'
+	[kasan]='BUG: KASAN: slab-use-after-free in provoke_'
 	[list]='list_add double add'
 	[ubsan]='UBSAN: shift-out-of-bounds'
 	[sleep]='BUG: sleeping function called from invalid context'
