@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Proves on the real debug kernel what verdict-selftest.sh proves on canned
 # lines: each checker is on, and its report fails the scenario it happened
-# in. One boot runs provoke-KIND for KASAN, DEBUG_LIST, UBSAN, might_sleep
-# and lockdep (last: lockdep turns itself off after its first report); each
-# must be judged FAIL, with its checker's own line in its window.
+# in. One boot runs provoke-KIND for lockdep, might_sleep, DEBUG_LIST, UBSAN
+# and KASAN, in that order: lockdep turns itself off after its first report,
+# and a KASAN report taints the kernel with "lock debugging unreliable",
+# which turns lockdep off too. Each must be judged FAIL, with its checker's
+# own line in its window.
 #
 #   tests/vm/debug-selfcheck.sh [--build DIR]     (exit 0: all five caught)
 set -uo pipefail
@@ -20,7 +22,7 @@ make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 &&
 	! grep -q 'warning:' "$mod/make.log" ||
 	{ cat "$mod/make.log"; echo "debug-selfcheck: provoke module build failed"; exit 1; }
 
-kinds=(kasan list ubsan sleep lockdep)
+kinds=(lockdep sleep list ubsan kasan)
 declare -A want=(
 	[kasan]='BUG: KASAN: slab-use-after-free in provoke_'
 	[list]='list_add double add'
