@@ -110,12 +110,12 @@ build() {
 	touch "$dir/stamp"
 }
 
+if [ ! -f "$dir/stamp" ] && [ "$cached_only" = 1 ]; then
+	log "no cached debug kernel at $dir"
+	exit 1
+fi
 eval "$("$here/kernel-cache.sh")"   # the source tarball
 if [ ! -f "$dir/stamp" ]; then
-	if [ "$cached_only" = 1 ]; then
-		log "no cached debug kernel at $dir"
-		exit 1
-	fi
 	mkdir -p "$cache/kernel"
 	exec 8>"$cache/kernel/.debug-lock"
 	flock 8
