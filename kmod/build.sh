@@ -4,12 +4,14 @@
 # (cached), applies kmod/patches/*.patch, and runs kbuild against the matching
 # linux-headers with W=1. Only our patches and this glue live in git.
 #
-#   kmod/build.sh [--stock] [--checkpatch] [--dkms-tree DIR] OUTDIR
+#   kmod/build.sh [--stock] [--checkpatch] [--dkms-tree DIR] [--kernel debug] OUTDIR
 #
 #   --stock        build the unmodified sources (proves the glue; baseline)
 #   --checkpatch   run the source's scripts/checkpatch.pl --strict on every
 #                  patch first and fail on any message
 #   --dkms-tree D  also write a self-contained DKMS source tree to D
+#   --kernel K     stock (default) or debug: build against the lockdep/KASAN
+#                  kernel's object tree (scripts/debug-kernel.sh) instead
 #
 # TCMUD_KMOD_PATCHES="patches/0001-... extra/0001-..." applies exactly
 # those patches (relative to kmod/) instead of kmod/patches/*.patch: a
@@ -24,13 +26,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
-stock=0 checkpatch=0 dkms_tree= out=
+stock=0 checkpatch=0 dkms_tree= out= kernel=stock
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=1 ;;
 	--checkpatch) checkpatch=1 ;;
 	--dkms-tree) dkms_tree=$2; shift ;;
-	-*) echo "usage: $0 [--stock] [--checkpatch] [--dkms-tree DIR] OUTDIR" >&2; exit 2 ;;
+	--kernel) kernel=$2; shift ;;
+	-*) echo "usage: $0 [--stock] [--checkpatch] [--dkms-tree DIR] [--kernel debug] OUTDIR" >&2; exit 2 ;;
 	*) out=$1 ;;
 	esac
 	shift
@@ -39,7 +42,11 @@ done
 
 log() { echo "kmod: $*" >&2; }
 
-eval "$("$top/scripts/kernel-cache.sh")"
+case $kernel in
+stock) eval "$("$top/scripts/kernel-cache.sh")" ;;
+debug) eval "$("$top/scripts/debug-kernel.sh")" ;;
+*) echo "kmod: --kernel is stock or debug" >&2; exit 2 ;;
+esac
 : "${TCMUD_KERNEL_HEADERS:?}" "${TCMUD_KERNEL_SOURCE_TARBALL:?}" "${TCMUD_KERNEL_ABI:?}"
 
 cache=${TCMUD_CACHE:-/var/cache/tcmud}/kmod

@@ -15,6 +15,8 @@ packages=(
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
 	# kmod/: module BTF (pahole) and sparse checks of our kernel patches
 	dwarves sparse
+	# the debug kernel (scripts/debug-kernel.sh): kconfig, objtool
+	bc bison flex libelf-dev
 	# VM error scenarios: device-mapper error targets
 	dmsetup
 	# benchmark backing store: XFS does async buffered reads and writes for io_uring

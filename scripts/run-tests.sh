@@ -2,7 +2,8 @@
 # The README's test command: installs what is missing, builds, runs the unit
 # tests, then the VM suite (one boot of the stock kernel; one boot with the
 # patched modules when kmod/ has scenarios; the Debian packages and the
-# systemd guest that installs them), and ends with one line:
+# systemd guest that installs them; one boot of the debug kernel with the
+# patched modules when that kernel is cached), and ends with one line:
 # "N passed, N failed" — each unit-test program and each VM scenario counts once.
 #
 #   scripts/run-tests.sh [--no-vm] [--build DIR]
@@ -131,5 +132,21 @@ if scripts/build-debs.sh "$build/debs"; then
 else
 	echo "package build failed"
 	failed=$((failed + 1))
+fi
+# The debug kernel (lockdep, KASAN, might_sleep, list/object debug, UBSAN):
+# a cold build (scripts/debug-kernel.sh) does not fit CI's time, so its
+# focused list runs only where the build is cached already;
+# scripts/debug-suite.sh builds it and runs the full suites on it.
+if grep -qv '^\s*\(#\|$\)' tests/vm/debug.list; then
+	if ! scripts/debug-kernel.sh --cached > /dev/null 2>&1; then
+		echo "debug kernel not cached: tests/vm/debug.list not run (scripts/debug-suite.sh builds it)"
+	elif kmod/build.sh --kernel debug "$build/kmod-debug"; then
+		# Each checker must still be on, and caught by the verdict.
+		if tests/vm/debug-selfcheck.sh --build "$build"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		run_vm_suite tests/vm/debug.list --kernel debug --kmod "$build/kmod-debug"
+	else
+		echo "kmod build against the debug kernel failed"
+		failed=$((failed + 1))
+	fi
 fi
 finish

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the stage-1 initramfs (busybox-static + the 9p/overlay modules of
-# the pinned kernel) into $1. busybox insmod cannot read .ko.xz, so the
-# modules are decompressed here. With INIT (the systemd guest's stage 1),
+# the kernel whose modules are in MODULES) into $1. busybox insmod cannot
+# read .ko.xz, so Debian's are decompressed here; the debug kernel's
+# (scripts/debug-kernel.sh) are plain .ko. With INIT (the systemd guest's stage 1),
 # that script is the init and the persistent disk's modules (virtio_blk,
 # ext4) are added.
 #   build-initramfs.sh OUT MODULES [INIT]
@@ -19,7 +20,11 @@ cp /bin/busybox "$tmp/bin/busybox"
 cp "$init" "$tmp/init"
 chmod +x "$tmp/init"
 for ko in fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay "${extra[@]}"; do
-	xz -dc "$modules/kernel/$ko.ko.xz" > "$tmp/modules/$(basename "$ko").ko"
+	if [ -f "$modules/kernel/$ko.ko" ]; then
+		cp "$modules/kernel/$ko.ko" "$tmp/modules/"
+	else
+		xz -dc "$modules/kernel/$ko.ko.xz" > "$tmp/modules/$(basename "$ko").ko"
+	fi
 done
 (cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) > "$out.tmp"
 mv "$out.tmp" "$out"

@@ -41,4 +41,23 @@ check asan-in-b 1 "a pass b fail " "a 0 3\nb 0 4\n" "" \
 check ubsan-in-b 1 "a pass b fail " "a 0 3\nb 0 4\n" "" \
 	"../daemon/scsi/unmap.cpp:80:5: runtime error: signed integer overflow\n"
 check clean-tcmud-log 0 "a pass b pass " "a 0 3\nb 0 4\n" "" "tcmud: ready, serving\n"
+
+# Each checker of the debug kernel, by the first line it prints (lines as
+# 6.12 prints them), inside scenario a's window: a must fail, b must not.
+in_a() { printf '%s[ 5.0] %s\\n%s' "$(mark a start)" "$1" "$(mark a end)"; }
+kind() { check "$1" 1 "a fail b pass " "a 0 3\nb 0 4\n" "$(in_a "$2")"; }
+kind lockdep-circular 'WARNING: possible circular locking dependency detected'
+kind lockdep-irq-inversion 'WARNING: inconsistent lock state'
+kind lockdep-non-static-key 'INFO: trying to register non-static key.'
+kind lockdep-off 'turning off the locking correctness validator.'
+kind lockdep-off-taint 'Disabling lock debugging due to kernel taint'
+kind kasan 'BUG: KASAN: slab-use-after-free in tcmu_handle_completions+0x1c4/0x9a0 [target_core_user]'
+kind might-sleep 'BUG: sleeping function called from invalid context at kernel/locking/mutex.c:585'
+kind sleep-atomic 'BUG: scheduling while atomic: tcmud/212/0x00000002'
+kind list-add 'list_add corruption. prev->next should be next (ffff888004a1c0e8), but was 0000000000000000. (prev=ffff888004a1c0e8).'
+kind list-double-add 'list_add double add: new=ffff888004a1c0e8, prev=ffff888004a1c0e8, next=ffff888004a1c100.'
+kind list-del 'list_del corruption, ffff888004a1c0e8->next is LIST_POISON1 (dead000000000100)'
+kind ubsan 'UBSAN: shift-out-of-bounds in drivers/target/target_core_user.c:1234:17'
+kind odebug 'ODEBUG: free active (active state 0) object: ffff888004a1c0e8 object type: timer_list hint: tcmu_cmd_timedout+0x0/0x80'
+kind rcu-stall 'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:'
 exit $((failures > 0))

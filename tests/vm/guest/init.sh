@@ -29,9 +29,12 @@ export TCMUD_LOG_LEVEL TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_
 # A sanitized build (tests/vm/asan.list): the host's options reach the daemon.
 [ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS
 [ -n "${UBSAN_OPTIONS:-}" ] && export UBSAN_OPTIONS
+# How much slower than the stock kernel this one runs (3 under the debug
+# kernel): scenarios multiply their waits by it, never their checks.
+export TCMUD_TIME_SCALE=${TCMUD_TIME_SCALE:-1}
 mkdir -p /lib/modules
 mount --bind "$TCMUD_KERNEL_ROOT/lib/modules" /lib/modules
-sysctl -qw kernel.hung_task_timeout_secs=60 2>/dev/null
+sysctl -qw kernel.hung_task_timeout_secs=$((60 * TCMUD_TIME_SCALE)) 2>/dev/null
 echo 1 > /proc/sys/kernel/sysrq
 
 echo "guest: up after $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"

@@ -14,6 +14,9 @@ log() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }
 expect_match() { [[ $1 =~ $2 ]] || fail "${3:-value}: '$1' does not match /$2/"; }
+# scaled N: N times TCMUD_TIME_SCALE (3 under the debug kernel, whose KASAN
+# and lockdep slow the guest down), for a wait's bound — never a check's.
+scaled() { echo $(( $1 * ${TCMUD_TIME_SCALE:-1} )); }
 
 # Loads configfs, LIO core, TCMU (ours when TCMUD_KMOD names a directory
 # with uio.ko and target_core_user.ko), tcm_loop, fileio and the SCSI
@@ -85,7 +88,7 @@ export_via_loop() {
 	echo "naa.50014059000000$(printf '%02x' $((n + 1)))" > "$tpg/nexus"
 	ln -s "$bs" "$tpg/lun/lun_0/$(basename "$bs")"
 	addr=$(cat "$tpg/address")  # host:channel:target
-	for _ in $(seq 100); do
+	for _ in $(seq "$(scaled 100)"); do
 		sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
 		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
 		sleep 0.2
@@ -165,7 +168,7 @@ start_tcmud() {
 		>>"$TCMUD_LOG" 2>&1 &
 	TCMUD_PID=$!
 	stop_on_exit $TCMUD_PID
-	for _ in $(seq 100); do
+	for _ in $(seq "$(scaled 100)"); do
 		[ "$(grep -c "ready, serving" "$TCMUD_LOG" 2>/dev/null || true)" -gt "${ready:-0}" ] \
 			&& return 0
 		kill -0 $TCMUD_PID 2>/dev/null || { cat "$TCMUD_LOG"; fail "tcmud exited at start"; }

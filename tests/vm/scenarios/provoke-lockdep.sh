@@ -1,0 +1,1 @@
+provoke.sh
