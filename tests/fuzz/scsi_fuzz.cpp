@@ -220,8 +220,11 @@ public:
 		case block_op::discard:
 		case block_op::write_zeroes:
 			std::memset(m, 0, io.length);
-			s.unsynced = true;
-			s.unsynced_by_fallocate = true;
+			// FUA: the backstore syncs before completing (F1's fix).
+			if (!io.fua) {
+				s.unsynced = true;
+				s.unsynced_by_fallocate = true;
+			}
 			break;
 		case block_op::prefetch:
 			break;
