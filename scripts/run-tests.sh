@@ -72,7 +72,7 @@ fi
 stage "ASan+UBSan build + unit tests"
 if setup "$build-tsan" -Db_sanitize=thread -Dvm_tests=false &&
 	ninja -C "$build-tsan" tests/unit/scsi/scsi_unit_tests tests/unit/core/core_test; then
-	TSAN_OPTIONS=halt_on_error=1 meson test -C "$build-tsan" --no-rebuild --print-errorlogs \
+	TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/unit/tsan.supp meson test -C "$build-tsan" --no-rebuild --print-errorlogs \
 		--timeout-multiplier 10 scsi core
 	count "$build-tsan"
 else

@@ -78,6 +78,9 @@ int64_t ram_backstore::perform(block_io &io)
 			return result;
 	}
 	auto moved = static_cast<uint64_t>(result);
+	// A test may grow bytes() after construction: the map follows.
+	if (deallocated_.size() < bytes_.size() / 512)
+		deallocated_.resize(bytes_.size() / 512);
 	if (io.op == block_op::write || io.op == block_op::write_zeroes ||
 	    io.op == block_op::discard)
 		for (uint64_t u = io.offset / 512; u < (io.offset + moved) / 512; u++)
