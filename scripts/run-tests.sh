@@ -64,7 +64,8 @@ stage "build + unit tests"
 # build's tcmud also serves the VM boot of tests/vm/asan.list below.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 if setup "$build-asan" -Db_sanitize=address,undefined && ninja -C "$build-asan"; then
-	meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
+	LSAN_OPTIONS=suppressions=$PWD/tests/unit/lsan.supp \
+		meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
 	count "$build-asan"
 else
 	echo "ASan build failed"; failed=$((failed + 1))
