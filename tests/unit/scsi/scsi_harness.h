@@ -84,6 +84,11 @@ struct lu_fixture {
 	test_owner owner;
 };
 
+// VERIFY / WRITE AND VERIFY byte 1: BYTCHK 01b (compare data) and 11b
+// (compare every block with one block of data), shifted into place.
+constexpr uint8_t BYTCHK_DATA = 0x02;
+constexpr uint8_t BYTCHK_ONE_BLOCK = 0x06;
+
 std::vector<uint8_t> pattern(std::size_t n, uint8_t seed);
 
 // CDB builders.

@@ -16,8 +16,6 @@ using tcmud::block_op;
 
 namespace {
 
-constexpr uint8_t BYTCHK_DATA = 0x02;
-constexpr uint8_t BYTCHK_ONE_BLOCK = 0x06;
 
 std::vector<uint8_t> get_lba_status_cdb(uint64_t lba, uint32_t allocation)
 {

@@ -19,7 +19,6 @@ using tcmud::block_op;
 namespace {
 
 constexpr uint8_t WS_UNMAP = 0x08;
-constexpr uint8_t BYTCHK_DATA = 0x02;
 
 std::vector<uint8_t> unmap_list(std::initializer_list<std::pair<uint64_t, uint32_t>> ds)
 {

@@ -12,8 +12,6 @@ using tcmud::block_op;
 
 namespace {
 
-constexpr uint8_t BYTCHK_DATA = 0x02;
-constexpr uint8_t BYTCHK_ONE_BLOCK = 0x06;
 
 } // namespace
 
