@@ -18,6 +18,8 @@ void write_queue(json_writer &w, size_t index, const stats::queue_snapshot &q)
 	w.key("doorbells").value(q.doorbells);
 	w.key("tmrs").value(q.tmrs);
 	w.key("aborted").value(q.aborted);
+	w.key("ring_resets").value(q.ring_resets);
+	w.key("stale_results").value(q.stale_results);
 	w.key("depth").value(q.depth);
 	w.key("max_depth").value(q.max_depth);
 	w.key("sense_keys").begin_array();
@@ -66,6 +68,17 @@ bool get_u64(const json_value &o, std::string_view k, uint64_t &out, std::string
 	}
 	out = *n;
 	return true;
+}
+
+// For counters added after the first release: a daemon that predates them
+// (tcmudctl upgraded first) simply has none to report.
+bool get_optional_u64(const json_value &o, std::string_view k, uint64_t &out, std::string *error)
+{
+	if (!o.find(k)) {
+		out = 0;
+		return true;
+	}
+	return get_u64(o, k, out, error);
 }
 
 bool get_string(const json_value &o, std::string_view k, std::string &out, std::string *error)
@@ -129,6 +142,8 @@ bool read_queue(const json_value &o, stats::queue_snapshot &q, std::string *erro
 	       get_u64(o, "malformed", q.malformed, error) &&
 	       get_u64(o, "doorbells", q.doorbells, error) &&
 	       get_u64(o, "tmrs", q.tmrs, error) && get_u64(o, "aborted", q.aborted, error) &&
+	       get_optional_u64(o, "ring_resets", q.ring_resets, error) &&
+	       get_optional_u64(o, "stale_results", q.stale_results, error) &&
 	       get_u64(o, "depth", q.depth, error) &&
 	       get_u64(o, "max_depth", q.max_depth, error) &&
 	       read_counts(*sk, q.sense_keys, error) && read_latency(*lat, q.latency, error);

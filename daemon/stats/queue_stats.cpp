@@ -15,6 +15,8 @@ queue_snapshot queue_stats::snapshot() const
 	s.doorbells = doorbells.load(relaxed);
 	s.tmrs = tmrs.load(relaxed);
 	s.aborted = aborted.load(relaxed);
+	s.ring_resets = ring_resets.load(relaxed);
+	s.stale_results = stale_results.load(relaxed);
 	s.depth = depth.load(relaxed);
 	s.max_depth = max_depth.load(relaxed);
 	for (size_t i = 0; i < s.sense_keys.size(); ++i)

@@ -28,6 +28,8 @@ struct queue_snapshot {
 	uint64_t doorbells = 0;      // completion batches handed to the kernel
 	uint64_t tmrs = 0;           // task management entries seen
 	uint64_t aborted = 0;        // commands a TMR named while in flight
+	uint64_t ring_resets = 0;    // ring resets: ours after a broken ring, or the kernel's
+	uint64_t stale_results = 0;  // results of commands from before a reset, dropped
 	uint64_t depth = 0;          // commands in flight now
 	uint64_t max_depth = 0;      // most commands in flight at once
 	std::array<uint64_t, 16> sense_keys{}; // CHECK CONDITIONs by sense key

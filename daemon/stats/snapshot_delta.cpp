@@ -27,6 +27,8 @@ queue_snapshot difference(const queue_snapshot &before, const queue_snapshot &af
 	d.doorbells = minus(after.doorbells, before.doorbells);
 	d.tmrs = minus(after.tmrs, before.tmrs);
 	d.aborted = minus(after.aborted, before.aborted);
+	d.ring_resets = minus(after.ring_resets, before.ring_resets);
+	d.stale_results = minus(after.stale_results, before.stale_results);
 	d.depth = after.depth;
 	d.max_depth = after.max_depth;
 	for (size_t i = 0; i < d.sense_keys.size(); ++i)
@@ -48,6 +50,8 @@ queue_snapshot sum(std::span<const queue_snapshot> queues)
 		t.doorbells += q.doorbells;
 		t.tmrs += q.tmrs;
 		t.aborted += q.aborted;
+		t.ring_resets += q.ring_resets;
+		t.stale_results += q.stale_results;
 		t.depth += q.depth;
 		t.max_depth += q.max_depth;
 		for (size_t i = 0; i < t.sense_keys.size(); ++i)
@@ -72,6 +76,8 @@ interval_rates rates(const queue_snapshot &before, const queue_snapshot &after,
 	r.commands = d.commands;
 	r.errors = d.errors;
 	r.malformed = d.malformed;
+	r.ring_resets = d.ring_resets;
+	r.stale_results = d.stale_results;
 	r.p50_ns = latency_quantile(d.latency, 0.50);
 	r.p99_ns = latency_quantile(d.latency, 0.99);
 	r.p999_ns = latency_quantile(d.latency, 0.999);

@@ -17,6 +17,8 @@ struct interval_rates {
 	uint64_t commands = 0;   // completed in the interval
 	uint64_t errors = 0;     // of those, not GOOD
 	uint64_t malformed = 0;
+	uint64_t ring_resets = 0;
+	uint64_t stale_results = 0;
 	// Latency percentiles of the commands completed in the interval, ns;
 	// 0 when there were none.
 	uint64_t p50_ns = 0;

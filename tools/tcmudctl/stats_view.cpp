@@ -30,6 +30,8 @@ void rates_json(control::json_writer &w, const stats::interval_rates &r)
 	w.key("max_depth").value(r.max_depth);
 	w.key("errors").value(r.errors);
 	w.key("malformed").value(r.malformed);
+	w.key("ring_resets").value(r.ring_resets);
+	w.key("stale_results").value(r.stale_results);
 }
 
 } // namespace

@@ -105,6 +105,8 @@ report_source two_devices()
 			v[0].queues[0].latency[17] = 99;
 			v[0].queues[1].bytes_written = 12345;
 			v[0].queues[1].max_depth = 31;
+			v[0].queues[1].ring_resets = 2;
+			v[0].queues[1].stale_results = 7;
 			v[1].queues.resize(1);
 		}
 		return v;
@@ -136,6 +138,33 @@ TEST_CASE("protocol: a stats reply round-trips every counter exactly")
 	REQUIRE(d.queues[0].latency[17] == 99);
 	REQUIRE(d.queues[1].bytes_written == 12345);
 	REQUIRE(d.queues[1].max_depth == 31);
+	REQUIRE(d.queues[1].ring_resets == 2);
+	REQUIRE(d.queues[1].stale_results == 7);
+}
+
+TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads them as 0")
+{
+	std::string line = answer(R"({"command":"stats"})", two_devices(), 1);
+	for (std::string key : {"\"ring_resets\":2,", "\"stale_results\":7,"}) {
+		size_t at = line.find(key);
+		REQUIRE(at != std::string::npos);
+		line.erase(at, key.size());
+	}
+	std::string err;
+	auto r = parse_reply(line, &err);
+	INFO(err);
+	REQUIRE(r);
+	REQUIRE(r->devices[0].queues[1].ring_resets == 0);
+	REQUIRE(r->devices[0].queues[1].stale_results == 0);
+	REQUIRE(r->devices[0].queues[1].max_depth == 31);
+	// Present but not a count is still an error.
+	std::string bad = answer(R"({"command":"stats"})", two_devices(), 1);
+	const std::string count = "\"ring_resets\":2";
+	size_t at = bad.find(count);
+	REQUIRE(at != std::string::npos);
+	bad.replace(at, count.size(), "\"ring_resets\":\"x\"");
+	REQUIRE_FALSE(parse_reply(bad, &err));
+	REQUIRE(err == "reply: 'ring_resets' is missing or not a count");
 }
 
 TEST_CASE("protocol: list has no queues; a device filter picks one or says there is none")

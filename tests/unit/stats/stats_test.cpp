@@ -81,6 +81,9 @@ TEST_CASE("queue stats: the worker's calls show up in a snapshot")
 	s.latency_ns(2'000'000);
 	s.malformed_entry();
 	s.doorbell();
+	s.ring_reset_seen();
+	s.ring_recovered();
+	s.stale_result();
 	queue_snapshot snap = s.snapshot();
 	REQUIRE(snap.commands == 3);
 	REQUIRE(snap.bytes_read == 4096);
@@ -91,6 +94,8 @@ TEST_CASE("queue stats: the worker's calls show up in a snapshot")
 	REQUIRE(snap.max_depth == 3);
 	REQUIRE(snap.malformed == 1);
 	REQUIRE(snap.doorbells == 1);
+	REQUIRE(snap.ring_resets == 2);
+	REQUIRE(snap.stale_results == 1);
 	REQUIRE(snap.latency[latency_bucket(1500)] == 2);
 	REQUIRE(snap.latency[latency_bucket(2'000'000)] == 1);
 }
@@ -148,7 +153,17 @@ TEST_CASE("snapshot maths: a device is the sum of its queues")
 	q[1].max_depth = 4;
 	q[1].latency[3] = 30;
 	q[1].sense_keys[5] = 2;
+	q[0].ring_resets = 1;
+	q[1].ring_resets = 2;
+	q[1].stale_results = 3;
 	queue_snapshot t = sum(q);
+	REQUIRE(t.ring_resets == 3);
+	REQUIRE(t.stale_results == 3);
+	queue_snapshot later = q[1];
+	later.commands += 5;
+	later.ring_resets += 1;
+	REQUIRE(difference(q[1], later).ring_resets == 1);
+	REQUIRE(difference(q[1], later).stale_results == 0);
 	REQUIRE(t.commands == 40);
 	REQUIRE(t.depth == 3);
 	REQUIRE(t.max_depth == 9);
