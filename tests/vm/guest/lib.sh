@@ -5,6 +5,8 @@
 set -euo pipefail
 # A failing command inside $(...) fails the scenario too, not just its subshell.
 shopt -s inherit_errexit
+# A command that ends a scenario through errexit says which one it was.
+trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 
 CONFIGFS=/sys/kernel/config
 TARGET=$CONFIGFS/target
@@ -207,8 +209,12 @@ kill_and_restart_tcmud() {
 	done
 }
 
+# cleanup_scenario [RC]: the exit status to keep (default: the last
+# command's). A scenario's own EXIT trap passes its $? here: under errexit a
+# "(exit $rc)" to restore it would end the trap before anything is stopped.
 cleanup_scenario() {
-	local rc=$? pid
+	local rc=${1:-$?} pid
+	set +e
 	remove_all_targets 2>/dev/null || true
 	for pid in "${daemons_to_stop[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

@@ -9,7 +9,7 @@ start_tcmud
 
 # 8 MiB: the first 4 MiB read zeroes and swallow writes, the rest fails.
 printf '0 8192 zero\n8192 8192 error\n' | dmsetup create tcmud-bad
-trap 'dmsetup remove tcmud-bad 2>/dev/null; cleanup_scenario' EXIT
+trap 'rc=$?; dmsetup remove tcmud-bad 2>/dev/null || true; cleanup_scenario $rc' EXIT
 bad=$(export_via_loop "$(create_user_backstore bad0 file /dev/mapper/tcmud-bad $((8 << 20)))")
 sg=$(sg_of "$bad")
 set +e

@@ -21,8 +21,7 @@ finish() {
 	umount /mnt/small 2>/dev/null || true
 	dmsetup remove tcmud-faulty 2>/dev/null || true
 	[ -n "${loop:-}" ] && losetup -d "$loop" 2>/dev/null || true
-	(exit $rc)
-	cleanup_scenario
+	cleanup_scenario $rc
 }
 trap finish EXIT
 

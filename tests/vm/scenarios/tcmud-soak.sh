@@ -8,7 +8,7 @@ duration=$((${TCMUD_SCENARIO_TIMEOUT:-600} - 300))
 [ "$duration" -ge 60 ] || duration=60
 fio_log=/tmp/soak.fio.log
 soak_summary() {
-	local rc=$? takeovers passes errors verify=passed
+	local rc=$1 takeovers passes errors verify=passed
 	takeovers=$(grep -c "soak0: taken over" "$TCMUD_LOG" 2>/dev/null || true)
 	passes=$(grep -c "write+verify of .* passed" $fio_log 2>/dev/null || true)
 	errors=$(grep -c "io_u error\|verify: bad\|FAIL" $fio_log 2>/dev/null || true)
@@ -17,7 +17,7 @@ soak_summary() {
 		"$passes write+verify passes, $errors fio errors, verify $verify"
 	return "$rc"
 }
-trap 'soak_summary; cleanup_scenario' EXIT
+trap 'rc=$?; soak_summary $rc || true; cleanup_scenario $rc' EXIT
 
 load_target_stack
 start_tcmud
