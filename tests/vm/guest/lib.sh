@@ -6,7 +6,8 @@ set -euo pipefail
 # A failing command inside $(...) fails the scenario too, not just its subshell.
 shopt -s inherit_errexit
 # A command that ends a scenario through errexit says which one it was.
-trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
+# (Only under errexit: inside a scenario's "set +e" a failure is expected.)
+trap 'lib_err=$?; [[ $- != *e* ]] || echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $lib_err" >&2' ERR
 
 CONFIGFS=/sys/kernel/config
 TARGET=$CONFIGFS/target
