@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Soak (not in CI; scripts/soak.sh runs it): tcmud SIGKILLed at random points
 # and restarted, over and over, under write+verify passes on one disk, for
 # the scenario's time limit less 5 minutes (set up, last pass, tear down).
