@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Regenerates the kernel series as it would be mailed, from the patches
 # build.sh applies (kmod/patches/*.patch) and the hand-written cover letter
 # (kmod/series/cover-letter.txt: subject line, blank line, body):
@@ -117,9 +118,11 @@ text = text.replace("*** SUBJECT HERE ***", subject, 1).replace("*** BLURB HERE 
 open(path, "w").write(text)
 PY
 # The cover letter's date is format-patch's "now": pin it to the last patch's.
-date=$(sed -n 's/^Date: //p' "$(ls "$out"/v2-0*.patch | tail -n1)" | head -n1)
+mails=("$out"/v2-0*.patch)
+date=$(sed -n 's/^Date: //p' "${mails[-1]}" | head -n1)
 sed -i "s/^Date: .*/Date: $date/" "$cover"
-log "wrote $(ls "$out"/v2-*.patch | wc -l) mails to $out and $(ls "$here"/patches/*.patch | wc -l) patches to $here/patches"
+mails=("$out"/v2-*.patch) patches=("$here"/patches/*.patch)
+log "wrote ${#mails[@]} mails to $out and ${#patches[@]} patches to $here/patches"
 
 if [ "$check" = 1 ]; then
 	list=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds (once) the test bed's debug kernel from the pinned Debian
 # linux-source: tinyconfig + tests/vm/debug-kernel.config (lockdep, KASAN,
 # might_sleep, list/object debugging, UBSAN, and only what the guest loads),
@@ -62,7 +63,7 @@ check_config() {
 		*) continue ;;
 		esac
 		if [ -n "$want" ]; then
-			grep -qxF "$want" "$obj/.config" || { log "config: wanted $want, got $(grep -E "^(# )?$name[= ]" "$obj/.config" || echo nothing)"; bad=1; }
+			grep -qxF "$want" "$obj/.config" || { log "config: wanted $want, got $(grep -E "^(# )?${name}[= ]" "$obj/.config" || echo nothing)"; bad=1; }
 		elif grep -qE "^$name=" "$obj/.config"; then
 			log "config: wanted $name off, got $(grep -E "^$name=" "$obj/.config")"; bad=1
 		fi

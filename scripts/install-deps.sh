@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs everything tcmud needs to build and test on Debian 12, with apt-get
 # only. Idempotent: when every package is present it changes nothing and does
 # not even refresh the package lists.
@@ -26,6 +27,8 @@ packages=(
 	debhelper dh-dkms lintian dkms prometheus
 	# benchmark counts (callgrind) and its plot (scripts/bench-report.py)
 	valgrind gnuplot-nox
+	# tests/lint: every shell script shellcheck-clean
+	shellcheck
 )
 
 missing=()

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The README's test command: installs what is missing, builds, runs the unit
 # tests, then the VM suite (one boot of the stock kernel; one boot with the
 # patched modules when kmod/ has scenarios; the Debian packages and the
 # systemd guest that installs them; one boot of the debug kernel with the
 # patched modules when that kernel is cached), and ends with one line:
 # "N passed, N failed" — each unit-test program and each VM scenario counts once.
+# A test that cannot run here (meson's SKIP, a VM scenario's exit 77) counts
+# as neither: the line before the last says how many were skipped.
 #
 #   scripts/run-tests.sh [--no-vm] [--build DIR]
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-cd "$src"
+cd "$src" || exit
 build=build vm=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -18,8 +21,9 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--no-vm] [--build DIR]" >&2; exit 2 ;;
 	esac
 done
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 finish() {
+	echo "$skipped skipped"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -36,11 +40,15 @@ setup() {
 		meson setup "$dir" "$@" >/dev/null
 	fi
 }
-# count DIR: one pass or fail per test of DIR's last meson test run.
+# count DIR: one pass, skip or fail per test of DIR's last meson test run.
 count() {
 	local result
 	while read -r result; do
-		if [ "$result" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		case $result in
+		OK) passed=$((passed + 1)) ;;
+		SKIP) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 	done < <(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
@@ -49,15 +57,19 @@ for line in open(sys.argv[1]):
 # stage NAME: prints and remembers how long each added stage took.
 stage_start=$(date +%s)
 stage() {
-	local now=$(date +%s)
+	local now
+	now=$(date +%s)
 	echo "run-tests: $1 took $((now - stage_start)) s"
 	stage_start=$now
 }
 
-setup "$build" && ninja -C "$build" || { echo "build failed"; failed=$((failed + 1)); finish; }
-meson test -C "$build" --suite unit --print-errorlogs
+if ! { setup "$build" && ninja -C "$build"; }; then
+	echo "build failed"; failed=$((failed + 1)); finish
+fi
+# The whole-tree checks (tests/lint) run here only, not again per sanitizer.
+meson test -C "$build" --suite unit --suite lint --print-errorlogs
 count "$build"
-stage "build + unit tests"
+stage "build + unit and lint tests"
 
 # The unit tests again with ASan+UBSan (gcc; any report fails the test), and
 # the range-lock and multi-queue tests (scsi, core) with TSan. The ASan
@@ -97,7 +109,8 @@ stage "fuzz smoke"
 
 # run_vm_suite LIST [tests/vm/run options...]
 run_vm_suite() {
-	local list=$1 out=$build/vm-out/$(basename "$1" .list) scenarios
+	local list=$1 out scenarios
+	out=$build/vm-out/$(basename "$1" .list)
 	shift
 	mapfile -t scenarios < <(grep -v '^\s*\(#\|$\)' "$list")
 	[ ${#scenarios[@]} -gt 0 ] || return 0
@@ -106,7 +119,11 @@ run_vm_suite() {
 	local name verdict
 	for name in "${scenarios[@]}"; do
 		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
-		if [ "$verdict" = pass ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		case $verdict in
+		pass) passed=$((passed + 1)) ;;
+		skip) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 	done
 }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Proves on the real debug kernel what verdict-selftest.sh proves on canned
 # lines: each checker is on, and its report fails the scenario it happened
 # in. One boot runs provoke-KIND for lockdep, might_sleep, DEBUG_LIST, UBSAN
@@ -18,9 +19,10 @@ mod=$build/provoke-debug
 rm -rf "$mod"
 mkdir -p "$mod"
 cp "$src/tests/vm/provoke/provoke.c" "$src/tests/vm/provoke/Kbuild" "$mod/"
-make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 &&
-	! grep -q 'warning:' "$mod/make.log" ||
-	{ cat "$mod/make.log"; echo "debug-selfcheck: provoke module build failed"; exit 1; }
+if ! make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 ||
+	grep -q 'warning:' "$mod/make.log"; then
+	cat "$mod/make.log"; echo "debug-selfcheck: provoke module build failed"; exit 1
+fi
 
 kinds=(lockdep sleep list ubsan kasan)
 declare -A want=(

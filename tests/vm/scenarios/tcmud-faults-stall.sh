@@ -56,9 +56,11 @@ sg_rw() {
 	cdb="$2 00 $(printf '%02x %02x %02x %02x' $((lba >> 24 & 255)) $((lba >> 16 & 255)) \
 		$((lba >> 8 & 255)) $((lba & 255))) 00 00 08 00"
 	if [ "$2" = 28 ]; then
+		# shellcheck disable=SC2086  # the CDB's bytes are separate arguments
 		sg_raw -t 90 -r 4096 -o /dev/null "$(sg_of "$1")" $cdb 2>&1 || true
 	else
 		head -c 4096 /dev/urandom > /tmp/stall.blk
+		# shellcheck disable=SC2086  # the CDB's bytes are separate arguments
 		sg_raw -t 90 -s 4096 -i /tmp/stall.blk "$(sg_of "$1")" $cdb 2>&1 || true
 	fi
 }
@@ -86,7 +88,9 @@ for _ in $(seq 12); do
 	[ $acked -gt 0 ] && [ $failed -gt 0 ] && break
 done
 log "dm-flakey error_writes: $acked writes acknowledged, $failed failed with EIO"
-[ $acked -gt 0 ] && [ $failed -gt 0 ] || fail "the flapping device never both took and refused a write"
+if [ $acked -eq 0 ] || [ $failed -eq 0 ]; then
+	fail "the flapping device never both took and refused a write"
+fi
 dm_swap tcmud-flakey "0 $((16 << 11)) flakey $loopdev 0 0 1"
 sense=$(sg_rw "$fl" 28 1)
 expect_match "$sense" "Medium Error" "sense key of a read from a failing device"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Task management across queues with tcmud on the patched modules (run with
 # --kmod): commands are held in flight on queue 1 while a LUN reset aborts
 # them. The backing store is a dm-delay device that holds every read for
@@ -11,8 +12,8 @@
 # reset). Then, with the delay off, a
 # write+verify passes on the same device: both rings go on.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
-[ -n "${TCMUD_KMOD:-}" ] || fail "needs the patched modules (tests/vm/run --kmod DIR)"
-[ "$(nproc)" -ge 2 ] || fail "needs 2 vCPUs (the READs go through queue 1 from CPU 1)"
+[ -n "${TCMUD_KMOD:-}" ] || skip "needs the patched modules (tests/vm/run --kmod DIR)"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 vCPUs (the READs go through queue 1 from CPU 1)"
 load_target_stack
 modprobe loop
 modprobe dm_delay

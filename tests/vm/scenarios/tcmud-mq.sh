@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud on the patched modules (run with --kmod): it detects the multi-queue
 # ABI and serves a device with one worker per queue, each woken by its own
 # eventfd and placed by queue_cpus=auto (worker q on CPU q when N > 1). For
@@ -17,11 +18,11 @@
 #    none.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/guest/scsi-checks.sh"
-[ -n "${TCMUD_KMOD:-}" ] || fail "needs the patched modules (tests/vm/run --kmod DIR)"
+[ -n "${TCMUD_KMOD:-}" ] || skip "needs the patched modules (tests/vm/run --kmod DIR)"
 load_target_stack
 start_tcmud
 cpus=$(nproc)
-[ "$cpus" -ge 2 ] || fail "needs at least 2 vCPUs (the CAW race runs on CPUs 0 and 1)"
+[ "$cpus" -ge 2 ] || skip "needs at least 2 vCPUs (the CAW race runs on CPUs 0 and 1)"
 
 # caw_increment DEV CPU COUNT: COUNT successful read-then-CAW increments of
 # the decimal counter in LBA 100, issued from CPU (so through queue CPU % N).
@@ -30,8 +31,8 @@ caw_increment() {
 	while [ $done -lt "$want" ]; do
 		cur=$(dd if="$dev" bs=512 skip=100 count=1 iflag=direct status=none | tr -d '\0')
 		{ printf '%s' "$cur" | dd bs=512 conv=sync status=none
-		  printf '%s' $((cur + 1)) | dd bs=512 conv=sync status=none; } > /tmp/caw.$cpu
-		if taskset -c "$cpu" sg_compare_and_write --in=/tmp/caw.$cpu --lba=100 --num=1 \
+		  printf '%s' $((cur + 1)) | dd bs=512 conv=sync status=none; } > "/tmp/caw.$cpu"
+		if taskset -c "$cpu" sg_compare_and_write --in="/tmp/caw.$cpu" --lba=100 --num=1 \
 			"$dev" >/dev/null 2>&1; then
 			done=$((done + 1))
 		fi
@@ -107,7 +108,7 @@ for n in 1 2 4; do
 	for q in $(seq 0 $((n - 1))); do
 		line=$(grep "$name: queue $q: stopped after" "$TCMUD_LOG" | tail -1) \
 			|| fail "no stop line for queue $q of $name"
-		cmds=$(echo "$line" | sed 's/.*after \([0-9]*\) commands.*/\1/')
+		cmds=${line##*after }; cmds=${cmds%% commands*}
 		if [ "$q" -lt "$cpus" ]; then
 			[ "$cmds" -gt 0 ] || fail "queue $q of $name served no command"
 		else
