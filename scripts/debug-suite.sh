@@ -39,7 +39,7 @@ fi && nice -n 10 ninja -C "$build" > /dev/null || { echo "tcmud build failed"; e
 kmod=$build/kmod-debug
 kmod/build.sh --kernel debug "$kmod" || { echo "kmod build against the debug kernel failed"; exit 1; }
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 summary=$build/vm-out/debug-summary
 mkdir -p "$build/vm-out"
 {
@@ -69,8 +69,13 @@ for suite in "${suites[@]}"; do
 		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
 		secs=$(awk -v n="$name" '$1 == n { print $3 }' "$out/results" 2>/dev/null)
 		echo "  ${verdict:-fail} $name ${secs:-?} s" >> "$summary"
-		if [ "$verdict" = pass ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		case $verdict in
+		pass) passed=$((passed + 1)) ;;
+		skip) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 	done
 done
+echo "$skipped skipped" | tee -a "$summary"
 echo "$passed passed, $failed failed" | tee -a "$summary"
 [ "$failed" -eq 0 ]

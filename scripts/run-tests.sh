@@ -5,6 +5,8 @@
 # systemd guest that installs them; one boot of the debug kernel with the
 # patched modules when that kernel is cached), and ends with one line:
 # "N passed, N failed" — each unit-test program and each VM scenario counts once.
+# A test that cannot run here (meson's SKIP, a VM scenario's exit 77) counts
+# as neither: the line before the last says how many were skipped.
 #
 #   scripts/run-tests.sh [--no-vm] [--build DIR]
 set -uo pipefail
@@ -18,8 +20,9 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--no-vm] [--build DIR]" >&2; exit 2 ;;
 	esac
 done
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 finish() {
+	echo "$skipped skipped"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -36,11 +39,15 @@ setup() {
 		meson setup "$dir" "$@" >/dev/null
 	fi
 }
-# count DIR: one pass or fail per test of DIR's last meson test run.
+# count DIR: one pass, skip or fail per test of DIR's last meson test run.
 count() {
 	local result
 	while read -r result; do
-		if [ "$result" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		case $result in
+		OK) passed=$((passed + 1)) ;;
+		SKIP) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 	done < <(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
@@ -106,7 +113,11 @@ run_vm_suite() {
 	local name verdict
 	for name in "${scenarios[@]}"; do
 		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
-		if [ "$verdict" = pass ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		case $verdict in
+		pass) passed=$((passed + 1)) ;;
+		skip) skipped=$((skipped + 1)) ;;
+		*) failed=$((failed + 1)) ;;
+		esac
 	done
 }
 

@@ -2,7 +2,8 @@
 # Checks that tests/vm/verdict fails what it must: a non-zero exit, a
 # timeout, a missing result (the guest died), and a kernel splat inside one
 # scenario's window (only that scenario) or outside every window (all), and
-# a sanitizer report in a scenario's tcmud log (only that scenario).
+# a sanitizer report in a scenario's tcmud log (only that scenario); and
+# that exit 77 is a skip, neither pass nor fail, unless the kernel splats.
 set -uo pipefail
 verdict=$(dirname "$0")/verdict
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -40,6 +41,9 @@ check asan-in-b 1 "a pass b fail " "a 0 3\nb 0 4\n" "" \
 	"tcmud: ready, serving\n==42==ERROR: AddressSanitizer: heap-use-after-free on address 0x1\n"
 check ubsan-in-b 1 "a pass b fail " "a 0 3\nb 0 4\n" "" \
 	"../daemon/scsi/unmap.cpp:80:5: runtime error: signed integer overflow\n"
+check skip-77 0 "a pass b skip " "a 0 3\nb 77 1\n" ""
+check skip-77-splat 1 "a pass b fail " "a 0 3\nb 77 1\n" \
+	"$(mark a start)$(mark a end)$(mark b start)[ 2.0] WARNING: CPU: 0 PID: 1 at drivers/target/x.c:1\\n$(mark b end)"
 check clean-tcmud-log 0 "a pass b pass " "a 0 3\nb 0 4\n" "" "tcmud: ready, serving\n"
 
 # Each checker of the debug kernel, by the first line it prints (lines as

@@ -17,11 +17,11 @@
 #    none.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/guest/scsi-checks.sh"
-[ -n "${TCMUD_KMOD:-}" ] || fail "needs the patched modules (tests/vm/run --kmod DIR)"
+[ -n "${TCMUD_KMOD:-}" ] || skip "needs the patched modules (tests/vm/run --kmod DIR)"
 load_target_stack
 start_tcmud
 cpus=$(nproc)
-[ "$cpus" -ge 2 ] || fail "needs at least 2 vCPUs (the CAW race runs on CPUs 0 and 1)"
+[ "$cpus" -ge 2 ] || skip "needs at least 2 vCPUs (the CAW race runs on CPUs 0 and 1)"
 
 # caw_increment DEV CPU COUNT: COUNT successful read-then-CAW increments of
 # the decimal counter in LBA 100, issued from CPU (so through queue CPU % N).
