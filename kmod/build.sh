@@ -26,7 +26,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 
-stock=0 checkpatch=0 dkms_tree= out= kernel=stock
+stock=0 checkpatch=0 dkms_tree='' out='' kernel=stock
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stock) stock=1 ;;

@@ -24,7 +24,7 @@ files="Makefile MAINTAINERS drivers/uio/uio.c include/linux/uio_driver.h
 	drivers/target/target_core_user.c include/uapi/linux/target_core_user.h"
 rm -rf tree
 mkdir tree
-# shellcheck disable=SC2086 # one word per member
+# shellcheck disable=SC2046 # one word per member: the names hold no blanks
 tar -xJf "$tarball" -C tree --strip-components=1 $(for f in $files; do echo "$top/$f"; done) ||
 	fail "cannot extract the patched files from $tarball"
 v=$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p; s/^SUBLEVEL = //p' tree/Makefile | paste -sd.)

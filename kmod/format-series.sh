@@ -117,9 +117,11 @@ text = text.replace("*** SUBJECT HERE ***", subject, 1).replace("*** BLURB HERE 
 open(path, "w").write(text)
 PY
 # The cover letter's date is format-patch's "now": pin it to the last patch's.
-date=$(sed -n 's/^Date: //p' "$(ls "$out"/v2-0*.patch | tail -n1)" | head -n1)
+mails=("$out"/v2-0*.patch)
+date=$(sed -n 's/^Date: //p' "${mails[-1]}" | head -n1)
 sed -i "s/^Date: .*/Date: $date/" "$cover"
-log "wrote $(ls "$out"/v2-*.patch | wc -l) mails to $out and $(ls "$here"/patches/*.patch | wc -l) patches to $here/patches"
+mails=("$out"/v2-*.patch) patches=("$here"/patches/*.patch)
+log "wrote ${#mails[@]} mails to $out and ${#patches[@]} patches to $here/patches"
 
 if [ "$check" = 1 ]; then
 	list=()

@@ -62,7 +62,7 @@ check_config() {
 		*) continue ;;
 		esac
 		if [ -n "$want" ]; then
-			grep -qxF "$want" "$obj/.config" || { log "config: wanted $want, got $(grep -E "^(# )?$name[= ]" "$obj/.config" || echo nothing)"; bad=1; }
+			grep -qxF "$want" "$obj/.config" || { log "config: wanted $want, got $(grep -E "^(# )?${name}[= ]" "$obj/.config" || echo nothing)"; bad=1; }
 		elif grep -qE "^$name=" "$obj/.config"; then
 			log "config: wanted $name off, got $(grep -E "^$name=" "$obj/.config")"; bad=1
 		fi

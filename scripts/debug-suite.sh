@@ -13,7 +13,7 @@
 # kernel's build time and each scenario's time, to DIR/vm-out/debug-summary.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-cd "$src"
+cd "$src" || exit
 build=build suites=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -34,7 +34,8 @@ if [ -f "$build/build.ninja" ]; then
 	meson setup --reconfigure "$build" > /dev/null
 else
 	meson setup "$build" > /dev/null
-fi && nice -n 10 ninja -C "$build" > /dev/null || { echo "tcmud build failed"; exit 1; }
+fi || { echo "tcmud build failed"; exit 1; }
+nice -n 10 ninja -C "$build" > /dev/null || { echo "tcmud build failed"; exit 1; }
 
 kmod=$build/kmod-debug
 kmod/build.sh --kernel debug "$kmod" || { echo "kmod build against the debug kernel failed"; exit 1; }

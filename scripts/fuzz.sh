@@ -16,7 +16,7 @@
 # stderr), so a campaign looks past what is being fixed.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-cd "$src"
+cd "$src" || exit
 all=(ring scsi backstore control config netlink dbus)
 smoke=0 time="" build=build-fuzz out=""
 while [ $# -gt 0 ]; do
@@ -70,7 +70,8 @@ if [ "$smoke" = 1 ]; then
 			echo "fuzz-smoke $t: pass ($(figures "$log"))"
 		else
 			echo "fuzz-smoke $t: FAIL (exit $rc): $(grep -m1 -aE 'ORACLE FAILED|ERROR:|runtime error' "$log")"
-			echo "    input: $(ls "$out"/smoke-"$t"-* 2>/dev/null | head -n1); log: $log"
+			inputs=("$out"/smoke-"$t"-*)
+			echo "    input: ${inputs[0]}; log: $log"
 			failed=1
 		fi
 	done
@@ -100,9 +101,11 @@ done
 wait "${pids[@]}"
 : >"$out/summary"
 for t in "${targets[@]}"; do
-	n=$(ls "$out/findings" 2>/dev/null | grep -c "^$t-" || true)
+	n=0
+	for f in "$out/findings/$t-"*; do [ -e "$f" ] && n=$((n + 1)); done
 	execs=$(cat "$out/$t".run*.log | grep -a '^stat::number_of_executed_units' |
 		awk '{ s += $2 } END { print s + 0 }')
+	# shellcheck disable=SC2012 # ls -t sorts by age; these names are ours, without blanks
 	last=$(ls -t "$out/$t".run*.log | head -n1)
 	echo "$t: $execs execs in $(cat "$out/$t.runs") run(s), last $(figures "$last"), $n findings" |
 		tee -a "$out/summary"

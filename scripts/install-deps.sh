@@ -26,6 +26,8 @@ packages=(
 	debhelper dh-dkms lintian dkms prometheus
 	# benchmark counts (callgrind) and its plot (scripts/bench-report.py)
 	valgrind gnuplot-nox
+	# tests/lint: every shell script shellcheck-clean
+	shellcheck
 )
 
 missing=()

@@ -11,7 +11,7 @@
 #   scripts/run-tests.sh [--no-vm] [--build DIR]
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-cd "$src"
+cd "$src" || exit
 build=build vm=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -56,15 +56,19 @@ for line in open(sys.argv[1]):
 # stage NAME: prints and remembers how long each added stage took.
 stage_start=$(date +%s)
 stage() {
-	local now=$(date +%s)
+	local now
+	now=$(date +%s)
 	echo "run-tests: $1 took $((now - stage_start)) s"
 	stage_start=$now
 }
 
-setup "$build" && ninja -C "$build" || { echo "build failed"; failed=$((failed + 1)); finish; }
-meson test -C "$build" --suite unit --print-errorlogs
+if ! { setup "$build" && ninja -C "$build"; }; then
+	echo "build failed"; failed=$((failed + 1)); finish
+fi
+# The whole-tree checks (tests/lint) run here only, not again per sanitizer.
+meson test -C "$build" --suite unit --suite lint --print-errorlogs
 count "$build"
-stage "build + unit tests"
+stage "build + unit and lint tests"
 
 # The unit tests again with ASan+UBSan (gcc; any report fails the test), and
 # the range-lock and multi-queue tests (scsi, core) with TSan. The ASan
@@ -104,7 +108,8 @@ stage "fuzz smoke"
 
 # run_vm_suite LIST [tests/vm/run options...]
 run_vm_suite() {
-	local list=$1 out=$build/vm-out/$(basename "$1" .list) scenarios
+	local list=$1 out scenarios
+	out=$build/vm-out/$(basename "$1" .list)
 	shift
 	mapfile -t scenarios < <(grep -v '^\s*\(#\|$\)' "$list")
 	[ ${#scenarios[@]} -gt 0 ] || return 0

@@ -22,7 +22,9 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--build DIR] [--duration SECONDS] [--kmod DIR]" >&2; exit 2 ;;
 	esac
 done
-[[ $duration =~ ^[0-9]+$ ]] && [ "$duration" -ge 60 ] || { echo "--duration wants >= 60" >&2; exit 2; }
+if ! [[ $duration =~ ^[0-9]+$ ]] || [ "$duration" -lt 60 ]; then
+	echo "--duration wants >= 60" >&2; exit 2
+fi
 [ -x "$build/daemon/core/tcmud" ] || { echo "no $build/daemon/core/tcmud: build first" >&2; exit 2; }
 
 # The scenario soaks for its time limit less 300 s (set-up, the last pass

@@ -4,6 +4,7 @@
 MQ_CLIENT=$TCMUD_BUILD/tests/kmod-client/tcmu-mq-client
 [ -x "$MQ_CLIENT" ] || fail "no $MQ_CLIENT: build tests/kmod-client (meson) first"
 # Client logs go straight to the host's result folder, kept even on failure.
+# shellcheck disable=SC2034 # read by the kmod-* scenarios that source this file
 LOGS=${TCMUD_VM_OUT:-/tmp}
 
 # create_mq_backstore NAME NR_QUEUES SIZE_BYTES [CMD_TIME_OUT_S]
@@ -88,12 +89,12 @@ stop_client() {
 # received count equals its completed count (no command lost or completed
 # twice, as far as user space can see).
 check_queues_used() {
-	local logf=$1 n=$2 q line rx done cpus
+	local logf=$1 n=$2 q line rx completed cpus
 	cpus=$(nproc)
 	for ((q = 0; q < n; q++)); do
 		line=$(grep "^final queue $q:" "$logf") || fail "no final counts for queue $q"
 		rx=$(sed -n 's/.* received=\([0-9]*\).*/\1/p' <<<"$line")
-		done=$(sed -n 's/.* completed=\([0-9]*\).*/\1/p' <<<"$line")
+		completed=$(sed -n 's/.* completed=\([0-9]*\).*/\1/p' <<<"$line")
 		if [ "$q" -lt "$cpus" ]; then
 			[ "$rx" -gt 0 ] || fail "queue $q got no commands: $line"
 		else
@@ -103,7 +104,7 @@ check_queues_used() {
 			expect_eq "$(sed -n 's/.* wakeups=\([0-9]*\).*/\1/p' <<<"$line")" 0 \
 				"wakeups of queue $q, which no CPU maps to"
 		fi
-		expect_eq "$done" "$rx" "queue $q completed vs received"
+		expect_eq "$completed" "$rx" "queue $q completed vs received"
 	done
 }
 

@@ -18,9 +18,10 @@ mod=$build/provoke-debug
 rm -rf "$mod"
 mkdir -p "$mod"
 cp "$src/tests/vm/provoke/provoke.c" "$src/tests/vm/provoke/Kbuild" "$mod/"
-make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 &&
-	! grep -q 'warning:' "$mod/make.log" ||
-	{ cat "$mod/make.log"; echo "debug-selfcheck: provoke module build failed"; exit 1; }
+if ! make -C "$TCMUD_KERNEL_HEADERS" M="$mod" W=1 modules > "$mod/make.log" 2>&1 ||
+	grep -q 'warning:' "$mod/make.log"; then
+	cat "$mod/make.log"; echo "debug-selfcheck: provoke module build failed"; exit 1
+fi
 
 kinds=(lockdep sleep list ubsan kasan)
 declare -A want=(

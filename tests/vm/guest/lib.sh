@@ -18,6 +18,13 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # skip WHY: this scenario cannot run where it was started (no patched
 # modules, too few vCPUs); the verdict reports exit 77 as SKIP.
 skip() { echo "SKIP: $*"; exit 77; }
+# count_matches GLOB...: how many of the expanded names exist (an
+# unmatched glob stays literal and counts 0).
+count_matches() {
+	local f n=0
+	for f in "$@"; do [ -e "$f" ] && n=$((n + 1)); done
+	echo "$n"
+}
 expect_eq() { [ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"; }
 expect_match() { [[ $1 =~ $2 ]] || fail "${3:-value}: '$1' does not match /$2/"; }
 # scaled N: N times TCMUD_TIME_SCALE (3 under the debug kernel, whose KASAN
@@ -87,7 +94,7 @@ create_user_backstore() {
 # no disk and a target that cannot be removed without a reboot.
 export_via_loop() {
 	local bs=$1 n wwn tpg addr sd
-	n=$(ls $TARGET/loopback 2>/dev/null | grep -c '^naa\.' || true)
+	n=$(count_matches "$TARGET"/loopback/naa.*)
 	wwn=naa.50014050000000$(printf '%02x' $((n + 1)))
 	tpg=$TARGET/loopback/$wwn/tpgt_1
 	mkdir -p "$tpg/lun/lun_0"
@@ -109,7 +116,7 @@ sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
 # targets, devices), whatever the scenario left.
 remove_all_targets() {
 	local t tpg lun link
-	for t in $TARGET/loopback/naa.*; do
+	for t in "$TARGET"/loopback/naa.*; do
 		[ -d "$t" ] || continue
 		for tpg in "$t"/tpgt_*; do
 			for lun in "$tpg"/lun/lun_*; do
@@ -122,10 +129,12 @@ remove_all_targets() {
 		done
 		rmdir "$t"
 	done
-	for d in $TARGET/core/*_*/*/; do
-		[ -d "$d" ] && [ "$(basename "$d")" != alua ] && rmdir "$d" 2>/dev/null || true
+	for d in "$TARGET"/core/*_*/*/; do
+		if [ -d "$d" ] && [ "$(basename "$d")" != alua ]; then rmdir "$d" 2>/dev/null || true; fi
 	done
-	for h in $TARGET/core/*_*; do [ -d "$h" ] && rmdir "$h" 2>/dev/null || true; done
+	for h in "$TARGET"/core/*_*; do
+		if [ -d "$h" ]; then rmdir "$h" 2>/dev/null || true; fi
+	done
 }
 
 # fio_write_verify DEV SIZE: writes SIZE of random-sized blocks with crc32c
@@ -165,6 +174,7 @@ stop_on_exit() { daemons_to_stop+=("$1"); }
 # /tmp/tcmud.log, and waits until it says it is ready.
 # The log goes straight to the host's share, so it survives a hung guest.
 TCMUD_LOG=${TCMUD_VM_OUT:-/tmp}/${TCMUD_SCENARIO:-scenario}.tcmud.log
+# shellcheck disable=SC2120 # its arguments (more tcmud options) are optional
 start_tcmud() {
 	# The log is appended to across restarts: wait for this daemon's own
 	# "ready" line, not an earlier one's.

@@ -15,6 +15,7 @@ tcmud_pid() { systemctl show -p MainPID --value tcmud; }
 # wait_tcmud_active [OLD_PID] -> prints the main PID of an active tcmud
 # other than OLD_PID, waiting up to 180 s for systemd to (re)start it.
 # (Waits are bounded in time: under TCG one systemctl call can take 1 s.)
+# shellcheck disable=SC2120 # OLD_PID is optional
 wait_tcmud_active() {
 	local pid end=$(( $(date +%s) + 180 ))
 	while [ "$(date +%s)" -lt $end ]; do
@@ -51,7 +52,8 @@ sd_of_loopback() {
 	local addr sd end=$(( $(date +%s) + 120 ))
 	while [ "$(date +%s)" -lt $end ]; do
 		addr=$(cat "$TARGET/loopback/$1/tpgt_1/address" 2>/dev/null || true)
-		sd=$( [ -n "$addr" ] && ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
+		sd=""
+		[ -z "$addr" ] || sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
 		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
 		sleep 0.2
 	done

@@ -109,7 +109,7 @@ read_burst() {
 			start=$(cut -d' ' -f1 /proc/uptime)
 			rc=0
 			taskset -c "$cpu" sg_raw -t "$tmo" -r 65536 -o /dev/null "$sg" \
-				28 00 00 00 $(printf '%02x %02x' $((i >> 1)) $(((i & 1) << 7))) 00 00 80 00 \
+				28 00 00 00 "$(printf %02x $((i >> 1)))" "$(printf %02x $(((i & 1) << 7)))" 00 00 80 00 \
 				> /tmp/"$tag".$i.out 2>&1 || rc=$?
 			echo "$rc $start $(cut -d' ' -f1 /proc/uptime)" > /tmp/"$tag".$i.rc
 		) &
@@ -118,10 +118,10 @@ read_burst() {
 burst_wait() {  # TAG COUNT LIMIT_S: waits until every command of the burst ended
 	local t
 	for ((t = 0; t < $3 * 10; t++)); do
-		[ "$(ls /tmp/"$1".*.rc 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+		[ "$(count_matches /tmp/"$1".*.rc)" -ge "$2" ] && return 0
 		sleep 0.1
 	done
-	fail "$1: $(ls /tmp/"$1".*.rc 2>/dev/null | wc -l) of $2 commands ended within $3 s"
+	fail "$1: $(count_matches /tmp/"$1".*.rc) of $2 commands ended within $3 s"
 }
 burst_count() {  # TAG PATTERN: commands whose sg_raw output matches
 	grep -lis "$2" /tmp/"$1".*.out | wc -l
@@ -268,7 +268,7 @@ partial_part() {
 		{ tail -n 20 /tmp/partial-q0.fio; fail "partial: writes on queue 0"; }
 	read_burst "$sg" 1 4 partial 60
 	sleep 3
-	expect_eq "$(ls /tmp/partial.*.rc 2>/dev/null | wc -l)" 0 "partial: READs on unserved queue 1 ended early"
+	expect_eq "$(count_matches /tmp/partial.*.rc)" 0 "partial: READs on unserved queue 1 ended early"
 	# The client goes first: a ring reset under a running client breaks
 	# its view of queue 0's ring.
 	stop_client "$pid" "$LOGS/partial.log"

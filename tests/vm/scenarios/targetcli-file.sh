@@ -43,7 +43,8 @@ sd_of_loopback() {
 	local addr sd
 	for _ in $(seq 150); do
 		addr=$(cat "$TARGET/loopback/$1/tpgt_1/address" 2>/dev/null || true)
-		sd=$( [ -n "$addr" ] && ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
+		sd=""
+		[ -z "$addr" ] || sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
 		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
 		sleep 0.2
 	done

@@ -20,7 +20,7 @@ finish() {
 	umount /mnt/rofs 2>/dev/null || true
 	umount /mnt/small 2>/dev/null || true
 	dmsetup remove tcmud-faulty 2>/dev/null || true
-	[ -n "${loop:-}" ] && losetup -d "$loop" 2>/dev/null || true
+	if [ -n "${loop:-}" ]; then losetup -d "$loop" 2>/dev/null || true; fi
 	cleanup_scenario $rc
 }
 trap finish EXIT

@@ -44,15 +44,15 @@ kill -0 "$TCMUD_PID" || fail "tcmud died when its disk was removed under I/O"
 log "3: twelve devices at once"
 creators=()
 for i in $(seq 1 12); do
-	truncate -s 16M /tmp/many$i.img
-	create_user_backstore many$i file /tmp/many$i.img $((16 << 20)) >/dev/null &
+	truncate -s 16M "/tmp/many$i.img"
+	create_user_backstore "many$i" file "/tmp/many$i.img" $((16 << 20)) >/dev/null &
 	creators+=($!)
 done
 for pid in "${creators[@]}"; do wait "$pid" || fail "a parallel device creation failed"; done
 served=$(grep -c "many[0-9]*: serving /dev/uio" "$TCMUD_LOG")
 expect_eq "$served" 12 "devices served"
 for i in $(seq 1 12); do
-	expect_eq "$(cat $TARGET/core/user_0/many$i/enable)" 1 "many$i enabled"
+	expect_eq "$(cat "$TARGET/core/user_0/many$i/enable")" 1 "many$i enabled"
 done
 dev=$(export_via_loop $TARGET/core/user_0/many12)
 fio_write_verify "$dev" 8M

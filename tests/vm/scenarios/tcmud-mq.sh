@@ -30,8 +30,8 @@ caw_increment() {
 	while [ $done -lt "$want" ]; do
 		cur=$(dd if="$dev" bs=512 skip=100 count=1 iflag=direct status=none | tr -d '\0')
 		{ printf '%s' "$cur" | dd bs=512 conv=sync status=none
-		  printf '%s' $((cur + 1)) | dd bs=512 conv=sync status=none; } > /tmp/caw.$cpu
-		if taskset -c "$cpu" sg_compare_and_write --in=/tmp/caw.$cpu --lba=100 --num=1 \
+		  printf '%s' $((cur + 1)) | dd bs=512 conv=sync status=none; } > "/tmp/caw.$cpu"
+		if taskset -c "$cpu" sg_compare_and_write --in="/tmp/caw.$cpu" --lba=100 --num=1 \
 			"$dev" >/dev/null 2>&1; then
 			done=$((done + 1))
 		fi
@@ -107,7 +107,7 @@ for n in 1 2 4; do
 	for q in $(seq 0 $((n - 1))); do
 		line=$(grep "$name: queue $q: stopped after" "$TCMUD_LOG" | tail -1) \
 			|| fail "no stop line for queue $q of $name"
-		cmds=$(echo "$line" | sed 's/.*after \([0-9]*\) commands.*/\1/')
+		cmds=${line##*after }; cmds=${cmds%% commands*}
 		if [ "$q" -lt "$cpus" ]; then
 			[ "$cmds" -gt 0 ] || fail "queue $q of $name served no command"
 		else

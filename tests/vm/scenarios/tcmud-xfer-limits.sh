@@ -27,6 +27,7 @@ log "VPD 0xb0: 16384-block maximum and optimal transfer; $sd max_sectors_kb 8192
 # be32 of N, as four sg_raw CDB bytes.
 be32() { printf '%02x %02x %02x %02x' $(($1 >> 24 & 255)) $(($1 >> 16 & 255)) \
 	$(($1 >> 8 & 255)) $(($1 & 255)); }
+# shellcheck disable=SC2046 # be32 prints four CDB bytes, one word each
 # sg_io_rw LBA BLOCKS: one WRITE(16) of random data then one READ(16) of the
 # same blocks through SG_IO on the sg node; the data must come back.
 sg_io_rw() {
@@ -39,6 +40,7 @@ sg_io_rw() {
 	cmp /tmp/xfer.in /tmp/xfer.out || fail "READ(16) of $n blocks returned other data"
 	log "SG_IO WRITE(16)+READ(16) of $n blocks ($((bytes >> 10)) KiB): GOOD, data intact"
 }
+# shellcheck disable=SC2046 # be32 prints four CDB bytes, one word each
 # sg_io_refused LBA BLOCKS: READ(16) and WRITE(16) of BLOCKS are INVALID
 # FIELD IN CDB, and the write changed nothing.
 sg_io_refused() {
