@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Builds uio.ko and target_core_user.ko out of tree for the pinned Debian
 # kernel: extracts the few files we patch from Debian's linux-source tarball
 # (cached), applies kmod/patches/*.patch, and runs kbuild against the matching

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Checks that kmod/dkms.conf works with Debian's dkms, without touching the
 # host's DKMS state or /lib/modules: makes the DKMS source tree with
 # build.sh, then `dkms add`, `dkms build` against the pinned kernel's cached

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
 # DKMS PRE_BUILD step of tcmud-kmod: fills the DKMS build directory (the
 # current directory) with the kernel files our patches change, taken from
 # the installed linux-source tarball of the kernel being built for, then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Regenerates the kernel series as it would be mailed, from the patches
 # build.sh applies (kmod/patches/*.patch) and the hand-written cover letter
 # (kmod/series/cover-letter.txt: subject line, blank line, body):

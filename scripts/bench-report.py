@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Tabulates one run of tests/vm/scenarios/bench-mq.sh (called by scripts/bench.sh).
 
 Reads the guest's bench/ directory (fio JSON per run, counters.tsv,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark (not a test): in ONE VM boot (tests/vm/scenarios/bench-mq.sh),
 # the same prefilled 256 MiB file on XFS, exported through tcm_loop, served by
 #   stock modules:   LIO fileio, Debian's tcmu-runner, tcmud

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the tcmud and tcmud-dkms Debian packages from this tree with
 # dpkg-buildpackage (binary only, unsigned) and checks them with lintian,
 # failing on any error or warning. The tree is copied first (git's files,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds (once) the test bed's debug kernel from the pinned Debian
 # linux-source: tinyconfig + tests/vm/debug-kernel.config (lockdep, KASAN,
 # might_sleep, list/object debugging, UBSAN, and only what the guest loads),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The VM suites on the debug kernel (lockdep, KASAN, might_sleep, list and
 # object debugging, UBSAN): builds that kernel first if it is not cached (a
 # cold build is 30-60 min on 2 shared cores, too long for CI, which runs only

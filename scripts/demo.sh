@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The README's main job: installs what is missing, builds tcmud, boots a
 # throwaway VM (the pinned Debian kernel under QEMU) in which tcmud serves a
 # file-backed disk through LIO's tcm_loop, and runs a short fio job on it.

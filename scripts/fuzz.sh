@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the libFuzzer targets of tests/fuzz (clang 14, ASan+UBSan, in a build
 # directory of their own).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Installs everything tcmud needs to build and test on Debian 12, with apt-get
 # only. Idempotent: when every package is present it changes nothing and does
 # not even refresh the package lists.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Downloads (apt-get download — nothing is installed on the host) and unpacks
 # the pinned Debian kernel image, headers, kbuild and source into one cache
 # root, then prints what it made as shell assignments:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Figures for the review of the uio/tcmu patches, side by side from ONE VM
 # boot (tests/vm/scenarios/kmod-figures.sh): fio 4k randread, libaio,
 # direct, iodepth 16, with 1 job and with JOBS jobs, on

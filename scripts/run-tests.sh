@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The README's test command: installs what is missing, builds, runs the unit
 # tests, then the VM suite (one boot of the stock kernel; one boot with the
 # patched modules when kmod/ has scenarios; the Debian packages and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The restart soak (not in CI): one VM boot in which tcmud is SIGKILLed at
 # random points (0.3-2 s apart) and restarted, again and again, while fio
 # write+verify passes run on its disk, for DURATION seconds (default one

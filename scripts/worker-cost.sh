@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The queue worker's user-space instructions per command, counted by
 # callgrind on the host (no VM): tests/bench/worker_cost drives one worker on
 # the in-process ring model with a ram LUN; only the worker thread's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // tcmu-mq-client: a minimal TCMU user-space backend for testing the kernel
 // side. It finds the tcm-user uio device of one backstore, detects the
 // multi-queue ABI (TCMU_MAILBOX_FLAG_CAP_MQ and struct tcmu_mq_mailbox in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "queue_server.h"
 
 #include "tcmu_abi.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // Serves one TCMU command ring (one queue of a multi-queue device, or the
 // whole classic ring) from one thread: consumes entries, runs them on the
 // RAM disk, completes each batch in reverse order and writes the queue

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 #include "ram_disk.h"
 
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // A RAM-backed SCSI direct-access device with just the commands the Linux
 // sd driver needs to attach and fio needs to run: a test backend for
 // tcmu-mq-client, not the product's SCSI layer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // The classic TCMU ring ABI (linux/target_core_user.h) restated for C++:
 // the uapi header converts an integer to an enum implicitly and defines
 // struct iovec itself, so a C++ file cannot include it next to libc.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Guest-side helpers for the kmod-* VM scenarios that run tcmu-mq-client.
 # Sourced after tests/vm/guest/lib.sh.
 

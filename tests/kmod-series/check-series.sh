@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The kernel series (kmod/patches) stays acceptable to the uio maintainer,
 # who refused ioctls in uio in Feb 2022: no patch touches drivers/uio or
 # include/linux/uio_driver.h, and none adds an ioctl anywhere. Every patch

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every shell script of the tree is shellcheck-clean at the default
 # severity (style notes included), with the settings of .shellcheckrc
-# (sourced files followed from the root). Exit 77 (skip) without
-# shellcheck or outside a git checkout.
+# (sourced files followed from the root). Exit 77 (skip) where
+# the shellcheck program is missing or SRC is not a git checkout.
 #   tests/lint/shellcheck.sh SRC
 set -uo pipefail
 src=$1

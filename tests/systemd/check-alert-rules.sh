@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The example Prometheus alert rules of docs/admin.md (its one ```yaml block)
 # pass `promtool check rules`. Skips (77) without Debian's prometheus package.
 #   check-alert-rules.sh docs/admin.md

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Checks systemd/tcmud.service the way systemd itself reads it, offline:
 # `systemd-analyze verify` on the unit as meson configures it (ExecStart
 # pointed at the tcmud just built, so the check that the binary exists is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 // uio-generic-check: drives a uio driver that does NOT opt in to the
 // patched uio core's lock-free path — Debian's stock uio_pci_generic bound
 // to QEMU's "edu" PCI device — through the uio character device ABI, and

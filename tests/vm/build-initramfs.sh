@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the stage-1 initramfs (busybox-static + the 9p/overlay modules of
 # the kernel whose modules are in MODULES) into $1. busybox insmod cannot
 # read .ko.xz, so Debian's are decompressed here; the debug kernel's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Proves on the real debug kernel what verdict-selftest.sh proves on canned
 # lines: each checker is on, and its report fails the scenario it happened
 # in. One boot runs provoke-KIND for lockdep, might_sleep, DEBUG_LIST, UBSAN

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Checks that tests/vm/verdict fails what it must: a non-zero exit, a
 # timeout, a missing result (the guest died), and a kernel splat inside one
 # scenario's window (only that scenario) or outside every window (all), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Guest-side helpers for the benchmark scenario (tests/vm/scenarios/bench-mq.sh),
 # sourced after tests/vm/guest/lib.sh. A benchmark, not a test: it fails only
 # when a run cannot be measured at all, never on a figure.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Instructions per command for each daemon, from valgrind's callgrind: each
 # LABEL in turn is started under callgrind serving IMG through tcm_loop for
 # a fixed number of 4k random reads (callgrind_run in bench-lib.sh). Run by

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Acknowledged-write bookkeeping for the fault scenarios.
 #   ack-io.py write DEV FIRST COUNT STATE
 #       writes 4 KiB blocks FIRST.. FIRST+COUNT-1 (O_DIRECT, one pwrite

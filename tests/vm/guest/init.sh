@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Stage 2 of the guest, PID 1 after switch_root: the host's root file system
 # (read-only 9p under a tmpfs overlay) with the host's own tools. Runs the
 # scenarios the host listed in /vm-out/plan, one after another in this one

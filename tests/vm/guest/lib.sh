@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for VM scenarios, sourced by tests/vm/scenarios/*.sh inside the
 # guest. They drive LIO through configfs directly (targetcli is 30-45 s per
 # command under TCG) and leave no target behind when the scenario exits, so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sg3_utils checks of one tcmud disk, sourced after lib.sh by the scenarios
 # that run them (tcmud-scsi on the stock kernel, tcmud-mq on every queue
 # count of the patched modules):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the scenarios of the systemd guest (tests/vm/run --systemd),
 # sourced after lib.sh: tcmud here is the packaged one, run by systemd.
 [ "${TCMUD_VM_SYSTEMD:-0}" = 1 ] || { echo "needs the systemd guest (tests/vm/run --systemd)"; exit 77; }

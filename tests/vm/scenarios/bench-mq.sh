@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark, not a test (in no suite list; run by scripts/bench.sh): in this
 # one boot the same 256 MiB prefilled file on XFS is served through tcm_loop
 # by, in turn,

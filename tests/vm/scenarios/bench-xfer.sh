@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark (not in CI): 128k random reads on one tcmud LUN, before and after
 # the transfer limit follows the data area, in ONE boot. "before" restarts
 # tcmud with max_transfer_kb = 64, which advertises exactly what tcmud

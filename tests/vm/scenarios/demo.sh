@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The main job's guest side: a throwaway disk served by tcmud through
 # tcm_loop, and a short mixed fio run on it, with the result printed.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # LIO's in-kernel fileio backstore exported through tcm_loop: the physical
 # reference every TCMU backstore is measured against. sg_inq and sg_readcap
 # answer, and 64 MiB of checksummed writes read back intact.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Figures for the uio/tcmu review, all in this one boot: fio 4k randread
 # (libaio, direct, iodepth 16) with 1 job and with JOBS jobs on a RAM disk
 # served by tcmu-mq-client, on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Multi-queue TCMU under parallel load: a device with nr_queues=2 and one
 # with nr_queues=4, each served by tcmu-mq-client (one thread per queue,
 # each on that queue's own uio device, reverse-order completion), take a

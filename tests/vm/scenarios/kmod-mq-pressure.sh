@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Multi-queue TCMU under pressure, per queue (needs --kmod):
 #  1. qfull and data-area reclaim: nr_queues=2 and 4 with max_data_area_mb=1
 #     (256 KiB of data blocks per queue at N=4) under 8 fio jobs of 64 KiB

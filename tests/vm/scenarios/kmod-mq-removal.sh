@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Multi-queue TCMU teardown under load, on the patched modules (--kmod,
 # --smp 4):
 #  1. removal: fio runs on a 4-queue device; the LUN is unlinked and the

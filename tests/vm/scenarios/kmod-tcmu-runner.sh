@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Compatibility: Debian's stock tcmu-runner, unchanged, on our patched uio.ko
 # and target_core_user.ko with the default attrib/nr_queues=1. Runs the
 # tcmu-runner scenario's checks after proving the patched modules are live.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A uio driver that does not opt in to the patched uio core keeps today's
 # behaviour exactly: Debian's stock uio_pci_generic.ko (built against the
 # stock headers, unmodified) bound to QEMU's edu PCI device (tests/vm/run

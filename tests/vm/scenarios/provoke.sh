@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run only by tests/vm/debug-selfcheck.sh, under the names provoke-KIND (links
 # to this file), on the debug kernel: loads tests/vm/provoke's module so that
 # one checker (KIND: kasan, lockdep, sleep, list, ubsan) reports once. The

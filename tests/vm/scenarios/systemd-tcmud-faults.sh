@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packaged tcmud under systemd, with write+verify I/O running through
 # every step (after systemd-tcmud installed it):
 # 1. kill -9: systemd restarts it (Restart=on-failure), the new daemon takes

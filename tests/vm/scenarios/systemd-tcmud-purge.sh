@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # apt remove, then purge, of the tcmud package (after the other systemd-*
 # scenarios): the daemon is stopped and nothing of the package is left, not
 # its files, its configuration, its log, its enablement links nor its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud as an administrator runs it (systemd guest, two boots on one disk):
 # boot 1: the .deb installed with apt (tcmu-runner goes: both own
 # org.kernel.TCMUService1), enabled and started the Debian way; stopped,

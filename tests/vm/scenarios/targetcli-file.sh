@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # targetcli drives tcmud over a real system bus, as an administrator would:
 # a user:file backstore created with targetcli (CheckConfig over D-Bus),
 # exported through tcm_loop, saved, cleared and restored with targetctl

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Debian's tcmu-runner serving a TCMU (user:) backstore through tcm_loop: the
 # incumbent we replace. Its qcow handler serves a raw image as a plain disk
 # (Debian ships no "file" handler). Same checks as the fileio scenario.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Backing-store errors become the sense an initiator expects, and tcmud goes
 # on serving: EIO from a device-mapper "error" range -> MEDIUM ERROR
 # (unrecovered read error / write error) with the LBA; ENOSPC from a full

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Backing-store faults under write I/O (issue 14, deliverable 4 in part):
 # a dm table swapped to "error" under a LUN mid-write, a backing file whose
 # tmpfs fills mid-write, and a backing file system remounted read-only by an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A user: backstore created while no tcmud runs, after a daemon has run once
 # since the module was loaded (so the kernel waits for netlink replies):
 # its configfs enable blocks until some daemon answers ADDED_DEVICE, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Device lifecycle with tcmud on the stock kernel:
 # 1. tcmud killed with SIGKILL ten times, at random points, under write+verify
 #    passes that run until the last restart: each restart takes the device

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Task management across queues with tcmud on the patched modules (run with
 # --kmod): commands are held in flight on queue 1 while a LUN reset aborts
 # them. The backing store is a dm-delay device that holds every read for

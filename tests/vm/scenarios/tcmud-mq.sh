@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud on the patched modules (run with --kmod): it detects the multi-queue
 # ABI and serves a device with one worker per queue, each woken by its own
 # eventfd and placed by queue_cpus=auto (worker q on CPU q when N > 1). For

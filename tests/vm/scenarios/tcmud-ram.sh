@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The ram handler end to end: a user:ram LUN carries write+verify and
 # answers READ CAPACITY with the configured size; tcmudctl lists it as
 # "ram"; a cfgstring that is not a label is refused at enable with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SIGHUP reloads tcmud.conf without touching I/O: a device added after the
 # reload is opened with the new max_in_flight and uring_entries, the one
 # served before keeps its rings (and keeps verifying through the reload),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Online resize through configfs attrib/dev_size (RECONFIG_DEVICE): growing
 # an extend=1 file while fio writes and verifies the old range, the initiator
 # seeing the new capacity after a rescan, the new range holding data, a

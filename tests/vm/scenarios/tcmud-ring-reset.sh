@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Ring resets on the stock kernel (issue 14 F2). An administrator's
 # action/reset_ring on a served device: tcmud notices (cmd_tail moved) and
 # serves from the ring's start instead of re-reading stale entries. A ring

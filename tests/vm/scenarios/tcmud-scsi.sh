@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud answers sg3_utils the way a SCSI initiator expects, on the stock
 # kernel: identity and limits (VPD 0x83, 0xb0), capacity with thin
 # provisioning, UNMAP and WRITE SAME(16)+UNMAP reading back zeroes,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud stopped with SIGTERM (systemctl stop) under write+verify I/O:
 # 1. it exits 0 within seconds, after finishing every command it had taken
 #    from the ring (its log counts them per queue: "drained: N commands in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud serves a file-backed TCMU disk on the stock kernel: the disk appears
 # through tcm_loop, answers INQUIRY and READ CAPACITY, and 64 MiB of
 # checksummed writes read back intact.

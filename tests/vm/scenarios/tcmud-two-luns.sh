@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One tcmud serves two TCMU disks at once, each on its own backing file:
 # concurrent checksummed write+verify on both, and each file holds only
 # what was written to its own disk; tcmudctl lists both and shows each

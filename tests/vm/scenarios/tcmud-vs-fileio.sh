@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The same battery of CDBs (tests/vm/guest/cdb_diff.py: valid commands,
 # boundary values, invalid fields) sent through SG_IO to a LIO fileio LUN
 # and to a tcmud LUN in the same boot, over identical 64 MiB images; status,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Transfer limits sized to the data area (docs/admin.md "Transfer size"):
 # with the defaults (hw_max_sectors 128, a 1 GiB data area, max_transfer_kb
 # 8192) a tcmud LUN advertises 8 MiB as MAXIMUM and OPTIMAL TRANSFER LENGTH,

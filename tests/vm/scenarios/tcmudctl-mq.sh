@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmudctl on the patched modules (run with --kmod): a device with
 # nr_queues=2 is listed with 2 queues, and while fio runs one job on CPU 0
 # and one on CPU 1 (the kernel steers CPU c to queue c % 2), stats shows

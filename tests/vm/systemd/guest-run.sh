@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The systemd guest's scenario runner (tcmud-vm-run.service). Runs the
 # scenarios in /vm-out/plan that have no result yet, one after another. A
 # scenario that exits 100 asks for a reboot: the runner leaves /vm-out/reboot
