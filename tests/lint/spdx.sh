@@ -26,7 +26,8 @@ while IFS= read -r -d '' f; do
 	kmod/* | tests/vm/provoke/*) want='SPDX-License-Identifier: GPL-2\.0( |$)' ;;
 	*) want='SPDX-License-Identifier: GPL-2\.0-or-later' ;;
 	esac
-	[ -f "$f" ] && [ ! -L "$f" ] || continue  # a link is checked as its target
+	# A link is checked as its target.
+	if [ ! -f "$f" ] || [ -L "$f" ]; then continue; fi
 	checked=$((checked + 1))
 	if ! head -n5 "$f" | grep -qE "$want"; then
 		echo "$f: no '${want//\\/}' line in its first five lines"

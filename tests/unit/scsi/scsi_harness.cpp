@@ -91,8 +91,10 @@ lu_fixture::lu_fixture(std::function<void(logical_unit_config &)> tweak)
 	cfg.unit_serial = [] { return std::string("0123456789abcdef-xyz"); };
 	if (tweak)
 		tweak(cfg);
+	// docs:begin scsi-create
 	std::string reason;
-	lu = logical_unit::create(cfg, &reason);
+	lu = logical_unit::create(cfg, &reason); // one per device, shared by all queues
+	// docs:end scsi-create
 	REQUIRE(lu);
 }
 
@@ -100,14 +102,18 @@ scsi_result lu_fixture::run(const std::vector<uint8_t> &cdb, const std::vector<u
 			    std::size_t data_in_len, std::size_t piece)
 {
 	data_buffer buf(data_out.empty() ? std::vector<uint8_t>(data_in_len, 0xee) : data_out, piece);
-	command cmd;
+	// docs:begin scsi-execute
+	command cmd; // a daemon keeps one per command slot and reuses it
 	int before = owner.done;
-	cmd.reset(cdb, buf.iovs, &owner);
-	lu->execute(cmd, store);
+	cmd.reset(cdb, buf.iovs, &owner); // owner: a command_owner
+	lu->execute(cmd, store);          // store: this thread's backend_queue
+	// Here the store completed at once; with a real backstore command_done()
+	// may come later, from a completion on this queue's thread.
 	scsi_result r;
 	r.done_calls = owner.done - before;
 	r.status = cmd.status();
-	r.sense_bytes.assign(cmd.sense().begin(), cmd.sense().end());
+	r.sense_bytes.assign(cmd.sense().begin(), cmd.sense().end()); // <= 96 bytes
+	// docs:end scsi-execute
 	if (!r.sense_bytes.empty())
 		r.sense = decode_sense(r.sense_bytes);
 	r.read_len = cmd.read_len();
