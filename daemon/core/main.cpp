@@ -30,6 +30,7 @@
 #include "dbus/dbus_service.h"
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
+#include "tcmud/unique_fd.h"
 
 namespace tcmud {
 namespace {
@@ -276,100 +277,142 @@ void stall_first_queues_for_test(device_registry &devices)
 			dev->queues().front()->stall_for_test(3'600'000);
 }
 
-int serve(const options &o, settings s)
+// SIGTERM, SIGINT, SIGHUP and SIGUSR1 (the watchdog's test hook) blocked
+// and read from a signalfd, or an empty fd (-errno logged). Blocked before
+// any worker thread exists, so every thread, GDBus's included, inherits the
+// mask and only the signalfd sees these signals.
+unique_fd open_signalfd()
 {
 	sigset_t mask;
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	// The watchdog's test hook; ignored unless TCMUD_TEST_HOOKS=1.
-	sigaddset(&mask, SIGUSR1);
-	// Blocked before any worker thread exists, so every thread inherits it
-	// and only the signalfd sees these signals.
+	for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1})
+		sigaddset(&mask, sig);
 	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		log_error("", "signalfd: %s", strerror(errno));
-		return 1;
+	unique_fd sfd(signalfd(-1, &mask, SFD_CLOEXEC));
+	if (!sfd) {
+		int err = errno;
+		log_error("", "signalfd: %s", strerror(err));
 	}
+	return sfd;
+}
 
-	device_registry devices(device_roots{}, s.device);
+// The control plane around the device registry; each part is optional:
+// without it tcmud still serves I/O, and says what is missing.
+struct services {
+	std::unique_ptr<tcmu_netlink> netlink;
+	std::unique_ptr<dbus_service> dbus;
+	std::unique_ptr<control::control_server> control;
+};
+
+// Netlink, opened before the scan so that a device created meanwhile is not
+// missed, then the scan itself: how many devices were taken over.
+size_t open_netlink_and_scan(device_registry &devices, services &sv)
+{
 	int error = 0;
-	// Netlink first: a device created while we scan is then not missed.
-	auto nl = tcmu_netlink::open(
+	sv.netlink = tcmu_netlink::open(
 		[&devices](const tcmu_netlink_event &ev) { return handle_event(devices, ev); }, &error);
-	if (!nl)
+	if (!sv.netlink)
 		log_warn("", "no TCM-USER netlink (%s): serving existing devices only",
 			 strerror(-error));
 	else
 		devices.set_missed_add_answer(
-			[&nl](uint32_t id, const std::string &name, int rc) {
+			[nl = sv.netlink.get()](uint32_t id, const std::string &name, int rc) {
 				nl->answer_missed_add(id, name, rc);
 			});
-	size_t n = devices.scan();
-	// After pthread_sigmask: GDBus's own thread inherits the blocked set.
-	std::unique_ptr<dbus_service> dbus;
+	return devices.scan();
+}
+
+// D-Bus for targetcli and the control socket for tcmudctl, as configured.
+void open_control_plane(const settings &s, device_registry &devices, services &sv)
+{
 	if (s.dbus) {
-		int dbus_error = 0;
-		std::string dbus_reason;
-		dbus = dbus_service::start(builtin_handlers(), &dbus_error, &dbus_reason);
-		if (!dbus)
+		int error = 0;
+		std::string reason;
+		sv.dbus = dbus_service::start(builtin_handlers(), &error, &reason);
+		if (!sv.dbus)
 			log_warn("", "no D-Bus service (%s): targetcli will not list user: backstores",
-				 dbus_reason.c_str());
+				 reason.c_str());
 	}
-	std::unique_ptr<control::control_server> ctl;
 	if (s.control_socket != "none") {
-		std::string why;
-		ctl = control::control_server::open(
+		int error = 0;
+		std::string reason;
+		sv.control = control::control_server::open(
 			s.control_socket,
 			[&devices](bool with_stats) { return device_reports(devices, with_stats); },
-			&error, &why);
+			&error, &reason);
 		// Statistics are not worth refusing I/O over.
-		if (!ctl)
+		if (!sv.control)
 			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
-				 why.c_str());
+				 reason.c_str());
 	}
-	worker_watchdog watchdog(sd_watchdog_usec());
-	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
-	sd_notify_state("READY=1");
+}
 
+// One signal from the signalfd: true when it asks tcmud to stop.
+bool handle_signal(int sfd, const options &o, settings &s, device_registry &devices)
+{
+	signalfd_siginfo si;
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	switch (si.ssi_signo) {
+	case SIGHUP:
+		reload(o, s, devices);
+		return false;
+	case SIGUSR1:
+		stall_first_queues_for_test(devices);
+		return false;
+	default:
+		log_info("", "%s: stopping", strsignal(int(si.ssi_signo)));
+		return true;
+	}
+}
+
+// The control thread's loop: signals, netlink events, control requests and
+// the watchdog's ticks, until a stop signal (or a poll failure).
+void run_control_loop(int sfd, const options &o, settings &s, device_registry &devices,
+		      services &sv)
+{
+	worker_watchdog watchdog(sd_watchdog_usec());
 	for (;;) {
-		pollfd fds[3] = {{sfd, POLLIN, 0}, {nl ? nl->fd() : -1, POLLIN, 0},
-				 {ctl ? ctl->fd() : -1, POLLIN, 0}};
+		pollfd fds[3] = {{sfd, POLLIN, 0},
+				 {sv.netlink ? sv.netlink->fd() : -1, POLLIN, 0},
+				 {sv.control ? sv.control->fd() : -1, POLLIN, 0}};
 		int polled = poll(fds, 3, watchdog.poll_timeout_ms());
 		watchdog.tick(devices);
 		if (polled < 0) {
-			if (errno == EINTR)
+			int err = errno;
+			if (err == EINTR)
 				continue;
-			log_error("", "poll: %s", strerror(errno));
-			break;
+			log_error("", "poll: %s", strerror(err));
+			return;
 		}
-		if (fds[1].revents & POLLIN && nl->dispatch() == -ENOBUFS)
+		if (fds[1].revents & POLLIN && sv.netlink->dispatch() == -ENOBUFS)
 			devices.scan();
 		if (fds[2].revents & POLLIN)
-			ctl->dispatch();
-		if (fds[0].revents & POLLIN) {
-			signalfd_siginfo si;
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGHUP) {
-				reload(o, s, devices);
-				continue;
-			}
-			if (si.ssi_signo == SIGUSR1) {
-				stall_first_queues_for_test(devices);
-				continue;
-			}
-			log_info("", "%s: stopping", strsignal(int(si.ssi_signo)));
-			break;
-		}
+			sv.control->dispatch();
+		if (fds[0].revents & POLLIN && handle_signal(sfd, o, s, devices))
+			return;
 	}
+}
+
+int serve(const options &o, settings s)
+{
+	unique_fd sfd = open_signalfd();
+	if (!sfd)
+		return 1;
+	device_registry devices(device_roots{}, s.device);
+	services sv;
+	size_t n = open_netlink_and_scan(devices, sv);
+	open_control_plane(s, devices, sv);
+	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
+	sd_notify_state("READY=1");
+
+	run_control_loop(sfd.get(), o, s, devices, sv);
+
 	sd_notify_state("STOPPING=1");
-	ctl.reset();
-	dbus.reset();
+	// Requests and targetcli first, so nothing asks about a device going away.
+	sv.control.reset();
+	sv.dbus.reset();
 	devices.remove_all();
-	close(sfd);
 	log_info("", "stopped");
 	return 0;
 }

@@ -359,18 +359,18 @@ void queue_worker::poke()
 
 int queue_worker::wake_fd() const
 {
-	return params_.uio_fd;
+	return params_.uio.fd();
 }
 
 void queue_worker::ack_doorbell()
 {
-	// uio counts interrupts (4 bytes); reading consumes the count so poll()
-	// waits for the next one. The fd is non-blocking: EAGAIN just means no
-	// new count.
+	// uio counts interrupts; reading consumes the count so the poll waits
+	// for the next one. The fd is non-blocking (tcmu_device opens it so):
+	// -EAGAIN just means no new count.
 	uint32_t count;
-	if (read(wake_fd(), &count, sizeof(count)) < 0 && errno != EAGAIN)
+	if (int rc = params_.uio.read_event(count); rc < 0 && rc != -EAGAIN)
 		log_debug(params_.log_prefix, "queue %u: doorbell read: %s", params_.queue_index,
-			  strerror(errno));
+			  strerror(-rc));
 }
 
 void queue_worker::drain_ring()
@@ -557,10 +557,9 @@ void queue_worker::flush_completions()
 		return;
 	// One doorbell for the whole batch. The kernel ignores the value: the
 	// uio device written to names the queue.
-	uint32_t value = 0;
 	stats_.doorbell();
-	if (write(params_.uio_fd, &value, sizeof(value)) < 0)
-		log_error(params_.log_prefix, "uio write: %s", strerror(errno));
+	if (int rc = params_.uio.notify(); rc < 0)
+		log_error(params_.log_prefix, "uio write: %s", strerror(-rc));
 }
 
 // The batch is now in the ring for the kernel: each command's latency runs

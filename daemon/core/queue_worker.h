@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "device/uio_device.h"
 #include "io/uring_engine.h"
 #include "ring/command_ring.h"
 #include "scsi/command.h"
@@ -39,7 +40,7 @@ struct queue_params {
 	// entries on this queue (on the multi-queue ABI each queue has its own,
 	// so no other queue's commands wake us), and a write hands this queue's
 	// completions to the kernel.
-	int uio_fd = -1;
+	uio_channel uio;
 	uint32_t queue_index = 0;      // for logs and statistics
 	int cpu = -1;                  // pin the thread to this CPU, -1: don't
 	std::string log_prefix;        // "file/lun0:"

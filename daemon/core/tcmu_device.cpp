@@ -255,7 +255,7 @@ int tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t co
 	const uio_device &dev = q == 0 ? uio_ : queue_uios_[q - 1];
 	queue_params qp;
 	qp.map = dev.mapping();
-	qp.uio_fd = dev.fd();
+	qp.uio = dev.channel();
 	qp.queue_index = q;
 	qp.log_prefix = prefix_;
 	qp.lu = lu_.get();

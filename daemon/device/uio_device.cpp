@@ -29,22 +29,22 @@ int uio_device::open(const device_roots &roots, const uio_device_info &info,
 	return 0;
 }
 
-int uio_device::notify(uint32_t value)
+int uio_channel::notify(uint32_t value) const
 {
 	ssize_t n;
 	do {
-		n = ::write(fd_.get(), &value, sizeof(value));
+		n = ::write(fd_, &value, sizeof(value));
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	return n == sizeof(value) ? 0 : -EIO;
 }
 
-int uio_device::read_event(uint32_t &count)
+int uio_channel::read_event(uint32_t &count) const
 {
 	ssize_t n;
 	do {
-		n = ::read(fd_.get(), &count, sizeof(count));
+		n = ::read(fd_, &count, sizeof(count));
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

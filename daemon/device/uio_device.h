@@ -19,8 +19,32 @@ namespace tcmud {
 
 struct uio_open_options {
 	// O_NONBLOCK on the fd: read_event() then returns -EAGAIN instead of
-	// waiting. Leave it off when io_uring polls the fd.
+	// waiting. Set it when the fd is polled (poll(2), or io_uring's poll as
+	// the queue workers do) and the count read only after a wake-up: a
+	// wake-up with no new count then costs -EAGAIN, not a blocked worker.
+	// Off for a caller that sleeps in read_event() itself.
 	bool nonblocking = false;
+};
+
+// The uio half of one TCMU queue, without ownership: the fd a queue worker
+// is woken by and hands its completions back through. uio_device owns the
+// fd; a unit test passes one end of a socketpair instead.
+class uio_channel {
+public:
+	uio_channel() = default;
+	explicit uio_channel(int fd) : fd_(fd) {}
+
+	int fd() const { return fd_; }
+	// Asks the kernel to collect responses (tcmu_irqcontrol). `value` is
+	// ignored by the stock kernel; the multi-queue kmod reads it as the
+	// queue number. 0 or -errno.
+	int notify(uint32_t value = 0) const;
+	// Reads the uio event count (4 bytes), resuming after EINTR. 0, -EAGAIN
+	// on a non-blocking fd with no new count, or -errno.
+	int read_event(uint32_t &count) const;
+
+private:
+	int fd_ = -1;
 };
 
 class uio_device {
@@ -34,13 +58,12 @@ public:
 
 	int fd() const { return fd_.get(); }
 	std::span<std::byte> mapping() const { return map_.bytes(); }
+	// For the queue worker: valid while this device is open.
+	uio_channel channel() const { return uio_channel(fd_.get()); }
 
-	// Asks the kernel to collect responses. `value` is ignored by the stock
-	// kernel; the multi-queue kmod reads it as the queue number.
-	int notify(uint32_t value = 0);
-
-	// Reads the uio event count (blocks unless opened nonblocking).
-	int read_event(uint32_t &count);
+	// See uio_channel (read_event blocks unless opened nonblocking).
+	int notify(uint32_t value = 0) const { return channel().notify(value); }
+	int read_event(uint32_t &count) const { return channel().read_event(count); }
 
 	// Leaves the mapping in place for good (see mapped_region::abandon).
 	void abandon_mapping() { map_.abandon(); }

@@ -64,7 +64,7 @@ single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 	REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
 	queue_params qp;
 	qp.map = model.mapping();
-	qp.uio_fd = sv[0];
+	qp.uio = uio_channel(sv[0]);
 	qp.log_prefix = log_prefix;
 	qp.lu = unit.lu.get();
 	qp.store = unit.store.get();

@@ -43,7 +43,7 @@ struct mq_harness {
 		for (unsigned q = 0; q < n; ++q) {
 			queue_params qp;
 			qp.map = model.ring(q).mapping();
-			qp.uio_fd = model.uio_fd(q);
+			qp.uio = uio_channel(model.uio_fd(q));
 			qp.queue_index = q;
 			qp.log_prefix = "file/mq" + std::to_string(q) + ":";
 			qp.lu = unit.lu.get();

@@ -202,7 +202,7 @@ struct held_harness {
 		REQUIRE(lu);
 		queue_params qp;
 		qp.map = model.mapping();
-		qp.uio_fd = sv[0];
+		qp.uio = uio_channel(sv[0]);
 		qp.log_prefix = "held/test:";
 		qp.lu = lu.get();
 		qp.store = &store;
