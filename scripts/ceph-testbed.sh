@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A throwaway one-node Ceph for tests and benchmarks: one mon, one OSD (no
 # mgr: I/O, locking and blocklisting work without one), cephx on, pool
 # "rbd" of size 1 with the named images, all of it in a network namespace of
@@ -106,16 +107,16 @@ alive() {
 # stop_daemon NAME: SIGTERM the pid in DIR/run/NAME.pid if it still is that
 # daemon, wait for it, SIGKILL after the bound.
 stop_daemon() {
-	local f=$dir/run/$1.pid pid i
+	local f=$dir/run/$1.pid pid
 	[ -f "$f" ] || return 0
 	pid=$(cat "$f")
 	if [[ $pid =~ ^[0-9]+$ ]] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "ceph-${1%%.*} "; then
 		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq $((wait_s * 10))); do alive "$pid" || break; sleep 0.1; done
+		for _ in $(seq $((wait_s * 10))); do alive "$pid" || break; sleep 0.1; done
 		if alive "$pid"; then
 			echo "ceph-testbed: $1 (pid $pid) ignored SIGTERM: SIGKILL" >&2
 			kill -KILL "$pid" 2>/dev/null || true
-			for i in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+			for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 		fi
 	fi
 	rm -f "$f"
@@ -133,8 +134,8 @@ start_daemon() {
 }
 
 wait_osd_up() {
-	local n=0 i
-	for i in $(seq $((wait_s * 5))); do
+	local n=0
+	for _ in $(seq $((wait_s * 5))); do
 		n=$(ceph_cli osd stat -f json 2>/dev/null |
 			python3 -c 'import json, sys; print(json.load(sys.stdin)["num_up_osds"])' 2>/dev/null) || n=0
 		[ "$n" = 1 ] && return 0
@@ -246,6 +247,7 @@ do_up() {
 	fi
 	ip netns add "$netns" 2>/dev/null || skip "cannot create network namespace $netns (no CONFIG_NET_NS or CAP_SYS_ADMIN)"
 	# From here on, a failure leaves nothing behind but DIR's logs.
+	# shellcheck disable=SC2154 # rc is assigned by the trap's own text
 	trap 'rc=$?; if [ $rc -ne 0 ]; then echo "ceph-testbed: up failed; stopping what started (logs: $dir/log)" >&2
 		cp -r "$dir/log" "$dir.failed-log" 2>/dev/null || true; do_down >&2; fi' EXIT
 	ip link add "$host_if" type veth peer name veth0 netns "$netns" 2>/dev/null ||

@@ -8,6 +8,7 @@ set -euo pipefail
 shopt -s inherit_errexit
 # A command that ends a scenario through errexit says which one it was.
 # (Only under errexit: inside a scenario's "set +e" a failure is expected.)
+# shellcheck disable=SC2154 # lib_err is assigned by the trap's own text
 trap 'lib_err=$?; [[ $- != *e* ]] || echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $lib_err" >&2' ERR
 
 CONFIGFS=/sys/kernel/config
@@ -263,6 +264,6 @@ cleanup_scenario() {
 	for pid in "${daemons_to_stop[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
-	exit $rc
+	exit "$rc"
 }
 trap cleanup_scenario EXIT

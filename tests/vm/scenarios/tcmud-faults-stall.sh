@@ -51,6 +51,7 @@ dm_swap() {
 # sg_rw DEV OPCODE_HEX BLOCK: one READ(10)/WRITE(10) of 4 KiB block BLOCK
 # (as ack-io.py counts) by SG_IO with a 90 s timeout; prints sg_raw's output
 # (status and decoded sense) and never fails.
+# shellcheck disable=SC2086 # $cdb is ten CDB bytes, one word each
 sg_rw() {
 	local cdb lba=$(($3 * 8))
 	cdb="$2 00 $(printf '%02x %02x %02x %02x' $((lba >> 24 & 255)) $((lba >> 16 & 255)) \
@@ -86,7 +87,9 @@ for _ in $(seq 12); do
 	[ $acked -gt 0 ] && [ $failed -gt 0 ] && break
 done
 log "dm-flakey error_writes: $acked writes acknowledged, $failed failed with EIO"
-[ $acked -gt 0 ] && [ $failed -gt 0 ] || fail "the flapping device never both took and refused a write"
+if ! { [ "$acked" -gt 0 ] && [ "$failed" -gt 0 ]; }; then
+	fail "the flapping device never both took and refused a write"
+fi
 dm_swap tcmud-flakey "0 $((16 << 11)) flakey $loopdev 0 0 1"
 sense=$(sg_rw "$fl" 28 1)
 expect_match "$sense" "Medium Error" "sense key of a read from a failing device"
