@@ -247,7 +247,7 @@ do_up() {
 	fi
 	ip netns add "$netns" 2>/dev/null || skip "cannot create network namespace $netns (no CONFIG_NET_NS or CAP_SYS_ADMIN)"
 	# From here on, a failure leaves nothing behind but DIR's logs.
-	# shellcheck disable=SC2154  # rc is assigned inside the trap itself
+	# shellcheck disable=SC2154 # rc is assigned by the trap's own text
 	trap 'rc=$?; if [ $rc -ne 0 ]; then echo "ceph-testbed: up failed; stopping what started (logs: $dir/log)" >&2
 		cp -r "$dir/log" "$dir.failed-log" 2>/dev/null || true; do_down >&2; fi' EXIT
 	ip link add "$host_if" type veth peer name veth0 netns "$netns" 2>/dev/null ||

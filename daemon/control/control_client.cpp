@@ -11,32 +11,29 @@
 
 namespace tcmud::control {
 
-bool control_client::connect(const std::string &path, std::string *error)
+setup_result<void> control_client::connect(const std::string &path)
 {
 	path_ = path;
 	sockaddr_un sa{};
 	sa.sun_family = AF_UNIX;
-	if (path.empty() || path.size() >= sizeof(sa.sun_path)) {
-		*error = "control socket path '" + path + "' is empty or too long";
-		return false;
-	}
+	if (path.empty() || path.size() >= sizeof(sa.sun_path))
+		return setup_error{ENAMETOOLONG,
+				   "control socket path '" + path + "' is empty or too long"};
 	std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
 	fd_.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	if (!fd_ || ::connect(fd_.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) < 0) {
-		int e = errno;
-		*error = "cannot connect to " + path + ": " + strerror(e);
-		if (e == ENOENT || e == ECONNREFUSED)
-			*error += " — is tcmud running?";
-		else if (e == EACCES)
-			*error += " — the socket is root's";
+		setup_error e{errno, "cannot connect to " + path};
+		if (e.error == ENOENT || e.error == ECONNREFUSED)
+			e.hint = "is tcmud running?";
+		else if (e.error == EACCES)
+			e.hint = "the socket is root's";
 		fd_.reset();
-		return false;
+		return e;
 	}
-	return true;
+	return {};
 }
 
-bool control_client::request_line(const std::string &line, std::string *reply,
-				  std::string *error, int timeout_ms)
+setup_result<std::string> control_client::request_line(const std::string &line, int timeout_ms)
 {
 	std::string out = line + "\n";
 	size_t sent = 0;
@@ -45,8 +42,7 @@ bool control_client::request_line(const std::string &line, std::string *reply,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			*error = "sending to " + path_ + ": " + strerror(errno);
-			return false;
+			return setup_error{errno, "sending to " + path_};
 		}
 		sent += size_t(n);
 	}
@@ -57,35 +53,35 @@ bool control_client::request_line(const std::string &line, std::string *reply,
 			deadline - std::chrono::steady_clock::now());
 		pollfd p{fd_.get(), POLLIN, 0};
 		int r = left.count() > 0 ? poll(&p, 1, int(left.count())) : 0;
-		if (r == 0) {
-			*error = "no reply from " + path_ + " within " +
-				 std::to_string(timeout_ms) + " ms";
-			return false;
-		}
+		if (r == 0)
+			return setup_error{ETIMEDOUT, "no reply from " + path_ + " within " +
+							      std::to_string(timeout_ms) + " ms"};
 		if (r < 0 && errno == EINTR)
 			continue;
 		char buf[65536];
 		ssize_t n = r < 0 ? -1 : recv(fd_.get(), buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			*error = "the daemon closed " + path_ + " without a reply";
-			return false;
-		}
+		if (n <= 0)
+			return setup_error{n < 0 ? errno : ECONNRESET,
+					   "the daemon closed " + path_ + " without a reply"};
 		buffered_.append(buf, size_t(n));
 	}
-	reply->assign(buffered_, 0, nl);
+	std::string reply(buffered_, 0, nl);
 	buffered_.erase(0, nl + 1);
-	return true;
+	return reply;
 }
 
-std::optional<control_reply> control_client::request(const control_request &req,
-						      std::string *error, int timeout_ms)
+setup_result<control_reply> control_client::request(const control_request &req, int timeout_ms)
 {
-	std::string line;
-	if (!request_line(format_request(req), &line, error, timeout_ms))
-		return std::nullopt;
-	return parse_reply(line, error);
+	auto line = request_line(format_request(req), timeout_ms);
+	if (!line)
+		return line.error();
+	std::string why;
+	auto reply = parse_reply(*line, &why);
+	if (!reply)
+		return setup_error{EPROTO, why};
+	return std::move(*reply);
 }
 
 } // namespace tcmud::control

@@ -36,25 +36,24 @@ bool fill_address(const std::string &path, sockaddr_un &sa)
 
 // Something is at `path`: a socket nobody listens on is a crashed daemon's
 // leftover and may go; a live socket or any other file stays.
-int clear_stale(const std::string &path, const sockaddr_un &sa, std::string *reason)
+setup_result<void> clear_stale(const std::string &path, const sockaddr_un &sa)
 {
 	struct stat st;
-	if (lstat(path.c_str(), &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		*reason = path + " exists and is not a socket";
-		return -EEXIST;
+	if (lstat(path.c_str(), &st) < 0) {
+		if (errno == ENOENT)
+			return {};
+		return setup_error{errno, path};
 	}
+	if (!S_ISSOCK(st.st_mode))
+		return setup_error{EEXIST, path + " is not a socket"};
 	unique_fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	if (!probe)
-		return -errno;
-	if (connect(probe.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) == 0) {
-		*reason = "another daemon is serving " + path;
-		return -EADDRINUSE;
-	}
+		return setup_error{errno, "socket"};
+	if (connect(probe.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) == 0)
+		return setup_error{EADDRINUSE, "another daemon is serving " + path};
 	if (unlink(path.c_str()) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+		return setup_error{errno, "removing the stale " + path};
+	return {};
 }
 
 } // namespace
@@ -70,53 +69,52 @@ control_server::~control_server()
 		unlink(path_.c_str());
 }
 
-std::unique_ptr<control_server> control_server::open(const std::string &path,
-						     report_source source, int *error,
-						     std::string *reason, server_limits limits)
+setup_result<std::unique_ptr<control_server>> control_server::open(const std::string &path,
+								   report_source source,
+								   server_limits limits)
 {
 	std::unique_ptr<control_server> s(new control_server(path, std::move(source), limits));
-	*error = s->bind_and_listen(reason);
-	if (*error < 0) {
-		if (reason->empty())
-			*reason = path + ": " + strerror(-*error);
-		return nullptr;
-	}
+	if (auto r = s->bind_and_listen(); !r)
+		return r.error();
 	return s;
 }
 
-int control_server::bind_and_listen(std::string *reason)
+setup_result<void> control_server::bind_and_listen()
 {
 	sockaddr_un sa;
-	if (!fill_address(path_, sa)) {
-		*reason = "control socket path '" + path_ + "' is empty or too long";
-		return -ENAMETOOLONG;
-	}
+	if (!fill_address(path_, sa))
+		return setup_error{ENAMETOOLONG,
+				   "control socket path '" + path_ + "' is empty or too long"};
 	// /run/tcmud normally comes from systemd (RuntimeDirectory=); made here
 	// for a daemon started by hand.
 	if (auto slash = path_.rfind('/'); slash != std::string::npos && slash > 0)
 		if (mkdir(path_.substr(0, slash).c_str(), 0755) < 0 && errno != EEXIST)
-			return -errno;
-	if (int rc = clear_stale(path_, sa, reason); rc < 0)
-		return rc;
+			return setup_error{errno, path_.substr(0, slash)};
+	if (auto r = clear_stale(path_, sa); !r)
+		return r;
 	epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+	if (!epoll_)
+		return setup_error{errno, "epoll_create1"};
 	listener_.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-	if (!epoll_ || !listener_)
-		return -errno;
+	if (!listener_)
+		return setup_error{errno, "socket"};
 	if (bind(listener_.get(), reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) < 0) {
-		int e = -errno;
-		listener_.reset();
+		setup_error e{errno, path_};
+		listener_.reset(); // not ours to unlink at destruction
 		return e;
 	}
 	// Before listen(): until then a connect is refused, so there is no
 	// moment at which the socket exists with a wider mode and accepts.
-	if (chmod(path_.c_str(), 0600) < 0 || listen(listener_.get(), 16) < 0)
-		return -errno;
+	if (chmod(path_.c_str(), 0600) < 0)
+		return setup_error{errno, "chmod " + path_};
+	if (listen(listener_.get(), 16) < 0)
+		return setup_error{errno, "listen on " + path_};
 	epoll_event ev{};
 	ev.events = EPOLLIN;
 	ev.data.fd = listener_.get();
 	if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &ev) < 0)
-		return -errno;
-	return 0;
+		return setup_error{errno, "epoll_ctl"};
+	return {};
 }
 
 void control_server::dispatch()
@@ -137,8 +135,9 @@ void control_server::accept_clients()
 		unique_fd fd(accept4(listener_.get(), nullptr, nullptr,
 				     SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (!fd) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_warn("", "control socket: accept: %s", strerror(errno));
+			int err = errno;
+			if (err != EAGAIN && err != EINTR && err != ECONNABORTED)
+				log_warn("", "control socket: accept: %s", strerror(err));
 			return;
 		}
 		if (clients_.size() >= limits_.max_clients)

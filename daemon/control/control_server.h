@@ -16,6 +16,7 @@
 #include <string>
 
 #include "control/control_protocol.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud::control {
@@ -33,11 +34,10 @@ class control_server {
 public:
 	// Binds `path` (creating its directory if missing; a stale socket left
 	// by a crashed daemon is replaced, a live one is -EADDRINUSE, anything
-	// else at that path -EEXIST). nullptr with *error (-errno) and *reason.
-	static std::unique_ptr<control_server> open(const std::string &path,
-						    report_source source, int *error,
-						    std::string *reason,
-						    server_limits limits = {});
+	// else at that path EEXIST), or the setup_error saying why not.
+	static setup_result<std::unique_ptr<control_server>> open(const std::string &path,
+								  report_source source,
+								  server_limits limits = {});
 	~control_server();
 	control_server(const control_server &) = delete;
 	control_server &operator=(const control_server &) = delete;
@@ -60,7 +60,7 @@ private:
 	};
 
 	control_server(std::string path, report_source source, server_limits limits);
-	int bind_and_listen(std::string *reason);
+	setup_result<void> bind_and_listen();
 	void accept_clients();
 	void on_client(int fd, uint32_t events);
 	bool read_requests(client &c);

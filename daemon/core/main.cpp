@@ -308,12 +308,13 @@ struct services {
 // missed, then the scan itself: how many devices were taken over.
 size_t open_netlink_and_scan(device_registry &devices, services &sv)
 {
-	int error = 0;
-	sv.netlink = tcmu_netlink::open(
-		[&devices](const tcmu_netlink_event &ev) { return handle_event(devices, ev); }, &error);
+	auto opened = tcmu_netlink::open(
+		[&devices](const tcmu_netlink_event &ev) { return handle_event(devices, ev); });
+	if (opened)
+		sv.netlink = std::move(*opened);
 	if (!sv.netlink)
 		log_warn("", "no TCM-USER netlink (%s): serving existing devices only",
-			 strerror(-error));
+			 opened.error().what().c_str());
 	else
 		devices.set_missed_add_answer(
 			[nl = sv.netlink.get()](uint32_t id, const std::string &name, int rc) {
@@ -326,24 +327,23 @@ size_t open_netlink_and_scan(device_registry &devices, services &sv)
 void open_control_plane(const settings &s, device_registry &devices, services &sv)
 {
 	if (s.dbus) {
-		int error = 0;
-		std::string reason;
-		sv.dbus = dbus_service::start(builtin_handlers(), &error, &reason);
-		if (!sv.dbus)
+		auto started = dbus_service::start(builtin_handlers());
+		if (started)
+			sv.dbus = std::move(*started);
+		else
 			log_warn("", "no D-Bus service (%s): targetcli will not list user: backstores",
-				 reason.c_str());
+				 started.error().what().c_str());
 	}
 	if (s.control_socket != "none") {
-		int error = 0;
-		std::string reason;
-		sv.control = control::control_server::open(
+		auto opened = control::control_server::open(
 			s.control_socket,
-			[&devices](bool with_stats) { return device_reports(devices, with_stats); },
-			&error, &reason);
+			[&devices](bool with_stats) { return device_reports(devices, with_stats); });
 		// Statistics are not worth refusing I/O over.
-		if (!sv.control)
+		if (opened)
+			sv.control = std::move(*opened);
+		else
 			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
-				 reason.c_str());
+				 opened.error().what().c_str());
 	}
 }
 

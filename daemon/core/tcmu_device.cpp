@@ -43,7 +43,7 @@ std::unique_ptr<tcmu_device> tcmu_device::open(const device_roots &roots,
 					       int *error)
 {
 	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
-	*error = dev->open_backstore(opts);
+	*error = dev->open_backstore();
 	if (*error == 0)
 		*error = dev->start_queues(opts, takeover);
 	if (*error < 0)
@@ -52,7 +52,7 @@ std::unique_ptr<tcmu_device> tcmu_device::open(const device_roots &roots,
 }
 
 
-int tcmu_device::open_backstore(const device_options &)
+int tcmu_device::open_backstore()
 {
 	const handler_ops *handler = find_handler(info_.name.subtype);
 	if (!handler) {

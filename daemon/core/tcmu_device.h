@@ -60,7 +60,7 @@ public:
 
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);
-	int open_backstore(const device_options &opts);
+	int open_backstore();
 	int start_queues(const device_options &opts, bool takeover);
 	void take_over();
 	int make_logical_unit(const backstore_config &bc);

@@ -282,9 +282,8 @@ dbus_connection_state::~dbus_connection_state()
 	g_main_context_unref(context);
 }
 
-std::unique_ptr<dbus_service> dbus_service::start(std::span<const handler_ops *const> handlers,
-						  int *error, std::string *reason,
-						  const std::string &bus_address)
+setup_result<std::unique_ptr<dbus_service>>
+dbus_service::start(std::span<const handler_ops *const> handlers, const std::string &bus_address)
 {
 	std::unique_ptr<dbus_service> svc(new dbus_service);
 	svc->handlers_.assign(handlers.begin(), handlers.end());
@@ -293,12 +292,8 @@ std::unique_ptr<dbus_service> dbus_service::start(std::span<const handler_ops *c
 	g_main_context_push_thread_default(state->context);
 	int rc = state->setup(svc->handlers_, bus_address, &why);
 	g_main_context_pop_thread_default(state->context);
-	if (rc < 0) {
-		*error = rc;
-		if (reason)
-			*reason = why;
-		return nullptr;
-	}
+	if (rc < 0)
+		return setup_error{-rc, why};
 	svc->state_ = std::move(state);
 	dbus_connection_state *st = svc->state_.get();
 	svc->thread_ = std::thread([st] {

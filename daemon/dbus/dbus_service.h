@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tcmud/block_backend.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -32,13 +33,12 @@ class dbus_service {
 public:
 	// Connects to the bus (bus_address empty: the system bus), exports the
 	// objects, owns org.kernel.TCMUService1 and starts the service thread.
-	// On failure returns nullptr, sets *error (negative errno: -ENOTCONN no
-	// bus, -EACCES the bus policy refused the name, -EEXIST another process
-	// owns it, -EIO otherwise) and, if reason is given, a sentence saying
-	// what went wrong. Logs nothing itself: the caller decides how loud.
-	static std::unique_ptr<dbus_service> start(std::span<const handler_ops *const> handlers,
-						    int *error, std::string *reason = nullptr,
-						    const std::string &bus_address = {});
+	// On failure the setup_error's errno says which (ENOTCONN no bus,
+	// EACCES the bus policy refused the name, EEXIST another process owns
+	// it, EIO otherwise) and its message what went wrong. Logs nothing
+	// itself: the caller decides how loud.
+	static setup_result<std::unique_ptr<dbus_service>>
+	start(std::span<const handler_ops *const> handlers, const std::string &bus_address = {});
 	~dbus_service();
 	dbus_service(const dbus_service &) = delete;
 	dbus_service &operator=(const dbus_service &) = delete;

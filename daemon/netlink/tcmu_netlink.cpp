@@ -42,39 +42,32 @@ int done_cmd_for(uint8_t cmd)
 
 } // namespace
 
-std::unique_ptr<tcmu_netlink> tcmu_netlink::open(tcmu_event_handler handler, int *error)
+setup_result<std::unique_ptr<tcmu_netlink>> tcmu_netlink::open(tcmu_event_handler handler)
 {
 	std::unique_ptr<tcmu_netlink> nl(new tcmu_netlink());
 	nl->handler_ = std::move(handler);
-	*error = nl->setup(error);
-	if (*error < 0)
-		return nullptr;
+	if (auto r = nl->setup(); !r)
+		return r.error();
 	return nl;
 }
 
-int tcmu_netlink::setup(int *)
+setup_result<void> tcmu_netlink::setup()
 {
 	init_policy();
 	events_ = nl_socket_alloc();
 	requests_ = nl_socket_alloc();
 	if (!events_ || !requests_)
-		return -ENOMEM;
-	if (genl_connect(events_) < 0 || genl_connect(requests_) < 0) {
-		log_error("netlink:", "cannot connect a generic netlink socket");
-		return -EIO;
-	}
+		return setup_error{ENOMEM, "netlink sockets"};
+	if (genl_connect(events_) < 0 || genl_connect(requests_) < 0)
+		return setup_error{EIO, "cannot connect a generic netlink socket"};
 	family_ = genl_ctrl_resolve(requests_, TCMUD_GENL_FAMILY);
 	int group = genl_ctrl_resolve_grp(requests_, TCMUD_GENL_FAMILY, TCMUD_GENL_GROUP);
-	if (family_ < 0 || group < 0) {
-		log_error("netlink:", "no TCM-USER family: is target_core_user loaded?");
-		return -ENOENT;
-	}
+	if (family_ < 0 || group < 0)
+		return setup_error{ENOENT, "no TCM-USER family: is target_core_user loaded?"};
 	nl_socket_disable_seq_check(events_);
 	nl_socket_modify_cb(events_, NL_CB_VALID, NL_CB_CUSTOM, &tcmu_netlink::on_message, this);
-	if (nl_socket_add_membership(events_, group) < 0) {
-		log_error("netlink:", "cannot join the TCM-USER config group");
-		return -EIO;
-	}
+	if (nl_socket_add_membership(events_, group) < 0)
+		return setup_error{EIO, "cannot join the TCM-USER config group"};
 	nl_socket_set_buffer_size(events_, event_rcvbuf_bytes, 0);
 	nl_socket_set_nonblocking(events_);
 	return set_features();
@@ -95,22 +88,20 @@ int tcmu_netlink::fd() const
 
 // Tells the kernel we answer every event, so configfs operations wait for
 // us (and learn our verdict) instead of racing ahead of device set-up.
-int tcmu_netlink::set_features()
+setup_result<void> tcmu_netlink::set_features()
 {
 	nl_msg *msg = nlmsg_alloc();
 	if (!msg)
-		return -ENOMEM;
+		return setup_error{ENOMEM, "SET_FEATURES"};
 	int rc = -EMSGSIZE;
 	if (genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family_, 0, 0, TCMUD_CMD_SET_FEATURES, 2) &&
 	    nla_put_u8(msg, TCMUD_ATTR_SUPP_KERN_CMD_REPLY, 1) == 0)
 		rc = nl_send_sync(requests_, msg); // frees msg, waits for the ACK
 	else
 		nlmsg_free(msg);
-	if (rc < 0) {
-		log_error("netlink:", "SET_FEATURES refused: %s", nl_geterror(rc));
-		return -EIO;
-	}
-	return 0;
+	if (rc < 0)
+		return setup_error{EIO, std::string("SET_FEATURES refused: ") + nl_geterror(rc)};
+	return {};
 }
 
 int tcmu_netlink::send_reply(const tcmu_netlink_event &ev, int status)

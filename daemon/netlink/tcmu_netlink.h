@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "tcmud/setup_result.h"
+
 struct nl_sock;
 struct nl_msg;
 
@@ -38,8 +40,9 @@ using tcmu_event_handler = std::function<int(const tcmu_netlink_event &)>;
 class tcmu_netlink {
 public:
 	// Resolves the family and its group, joins it, and announces reply
-	// support. -errno (and a log line) when target_core_user is not loaded.
-	static std::unique_ptr<tcmu_netlink> open(tcmu_event_handler handler, int *error);
+	// support. A setup_error (ENOENT) when target_core_user is not loaded;
+	// logs nothing itself.
+	static setup_result<std::unique_ptr<tcmu_netlink>> open(tcmu_event_handler handler);
 	~tcmu_netlink();
 	tcmu_netlink(const tcmu_netlink &) = delete;
 	tcmu_netlink &operator=(const tcmu_netlink &) = delete;
@@ -62,9 +65,9 @@ public:
 
 private:
 	tcmu_netlink() = default;
-	int setup(int *error);
+	setup_result<void> setup();
 	int send_reply(const tcmu_netlink_event &ev, int status);
-	int set_features();
+	setup_result<void> set_features();
 	static int on_message(nl_msg *msg, void *arg);
 
 	tcmu_event_handler handler_;

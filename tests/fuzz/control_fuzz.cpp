@@ -148,13 +148,11 @@ void server_script(input &in)
 	std::string path = "/tmp/tcmud-fuzz-" + std::to_string(getpid()) + "-" +
 			   std::to_string(serial++) + ".sock";
 	std::vector<device_report> devs = make_devices(in);
-	int error = 0;
-	std::string reason;
 	server_limits limits;
 	limits.max_clients = in.range(1, 3);
-	auto server = control_server::open(
-		path, [&](bool) { return devs; }, &error, &reason, limits);
-	FUZZ_CHECK(server != nullptr, "the server did not open: " + reason);
+	auto opened = control_server::open(path, [&](bool) { return devs; }, limits);
+	FUZZ_CHECK(opened.ok(), "the server did not open: " + (opened ? "" : opened.error().what()));
+	auto server = std::move(*opened);
 	std::vector<client> clients(in.range(1, 3));
 	for (auto &c : clients) {
 		c.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -111,21 +111,25 @@ int parse_args(int argc, char **argv, args &a)
 	return 0;
 }
 
+// Says why on stderr; tcmudctl's exit status for a failure.
+int fail(const setup_error &e)
+{
+	std::fprintf(stderr, "tcmudctl: %s\n", e.what().c_str());
+	return 1;
+}
+
 int run_list(control::control_client &client, const args &a)
 {
-	std::string line, error;
 	control::control_request req{control::control_request::kind::list, {}};
-	if (!client.request_line(control::format_request(req), &line, &error)) {
-		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-		return 1;
-	}
-	auto reply = control::parse_reply(line, &error);
-	if (!reply) {
-		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-		return 1;
-	}
+	auto line = client.request_line(control::format_request(req));
+	if (!line)
+		return fail(line.error());
+	std::string error;
+	auto reply = control::parse_reply(*line, &error);
+	if (!reply)
+		return fail(setup_error{EPROTO, error});
 	if (a.json)
-		std::printf("%s\n", line.c_str());
+		std::printf("%s\n", line->c_str());
 	else
 		print_list(stdout, reply->devices);
 	return 0;
@@ -143,19 +147,14 @@ void sleep_for(double seconds)
 int run_stats(control::control_client &client, const args &a)
 {
 	control::control_request req{control::control_request::kind::stats, a.device};
-	std::string error;
-	auto before = client.request(req, &error);
-	if (!before) {
-		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-		return 1;
-	}
+	auto before = client.request(req);
+	if (!before)
+		return fail(before.error());
 	for (long i = 0; a.count == 0 || i < a.count; ++i) {
 		sleep_for(a.interval_s);
-		auto after = client.request(req, &error);
-		if (!after) {
-			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-			return 1;
-		}
+		auto after = client.request(req);
+		if (!after)
+			return fail(after.error());
 		std::vector<stats_row> rows = build_rows(*before, *after);
 		if (a.json) {
 			std::printf("%s\n", rows_json(rows, interval_seconds(*before, *after)).c_str());
@@ -171,22 +170,25 @@ int run_stats(control::control_client &client, const args &a)
 }
 
 // PATH.tmp then rename(): node_exporter never reads a half-written file.
-bool write_atomically(const std::string &path, const std::string &text, std::string *error)
+setup_result<void> write_atomically(const std::string &path, const std::string &text)
 {
 	std::string tmp = path + ".tmp";
 	FILE *f = std::fopen(tmp.c_str(), "w");
-	if (!f) {
-		*error = tmp + ": " + std::strerror(errno);
-		return false;
-	}
-	bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-	ok = std::fclose(f) == 0 && ok;
-	if (!ok || std::rename(tmp.c_str(), path.c_str()) < 0) {
-		*error = path + ": " + std::strerror(errno);
+	if (!f)
+		return setup_error{errno, tmp};
+	// The first failure's errno: fclose and rename may set their own.
+	int err = 0;
+	if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
+		err = errno ? errno : EIO;
+	if (std::fclose(f) != 0 && !err)
+		err = errno;
+	if (!err && std::rename(tmp.c_str(), path.c_str()) < 0)
+		err = errno;
+	if (err) {
 		std::remove(tmp.c_str());
-		return false;
+		return setup_error{err, path};
 	}
-	return true;
+	return {};
 }
 
 int run_metrics(control::control_client &client, const args &a)
@@ -197,19 +199,14 @@ int run_metrics(control::control_client &client, const args &a)
 	for (long i = 0; count == 0 || i < count; ++i) {
 		if (i > 0)
 			sleep_for(a.interval_s);
-		std::string error;
-		auto reply = client.request(req, &error);
-		if (!reply) {
-			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-			return 1;
-		}
+		auto reply = client.request(req);
+		if (!reply)
+			return fail(reply.error());
 		std::string text = prometheus_text(*reply);
-		if (a.textfile.empty()) {
+		if (a.textfile.empty())
 			std::fputs(text.c_str(), stdout);
-		} else if (!write_atomically(a.textfile, text, &error)) {
-			std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-			return 1;
-		}
+		else if (auto written = write_atomically(a.textfile, text); !written)
+			return fail(written.error());
 	}
 	return 0;
 }
@@ -226,11 +223,8 @@ int main(int argc, char **argv)
 	// A closed pipe (tcmudctl stats | head) ends us quietly.
 	signal(SIGPIPE, SIG_DFL);
 	tcmud::control::control_client client;
-	std::string error;
-	if (!client.connect(a.socket, &error)) {
-		std::fprintf(stderr, "tcmudctl: %s\n", error.c_str());
-		return 1;
-	}
+	if (auto connected = client.connect(a.socket); !connected)
+		return tcmud::ctl::fail(connected.error());
 	if (a.command == "list")
 		return tcmud::ctl::run_list(client, a);
 	if (a.command == "metrics")

@@ -76,11 +76,10 @@ struct server_thread {
 
 	server_thread(const std::string &path, report_source source, server_limits limits = {})
 	{
-		int error = 0;
-		std::string reason;
-		server = control_server::open(path, std::move(source), &error, &reason, limits);
-		INFO(reason);
-		REQUIRE(server);
+		auto opened = control_server::open(path, std::move(source), limits);
+		INFO((opened ? "" : opened.error().what()));
+		REQUIRE(opened);
+		server = std::move(*opened);
 		thread = std::thread([this] {
 			while (!stop.load()) {
 				pollfd p{server->fd(), POLLIN, 0};
@@ -146,16 +145,14 @@ TEST_CASE("control socket: tcmudctl's client sees a queue's counts move as comma
 	server_thread srv(dir.sock(), one_device(h));
 
 	control_client client;
-	std::string err;
-	REQUIRE(client.connect(dir.sock(), &err));
-	auto listed = client.request({control_request::kind::list, {}}, &err);
+	REQUIRE(client.connect(dir.sock()));
+	auto listed = client.request({control_request::kind::list, {}});
 	REQUIRE(listed);
 	REQUIRE(listed->devices.size() == 1);
 	REQUIRE(listed->devices[0].nr_queues == 1);
 	REQUIRE(listed->devices[0].block_size == block);
 
-	auto before = client.request({control_request::kind::stats, "lun0"}, &err);
-	INFO(err);
+	auto before = client.request({control_request::kind::stats, "lun0"});
 	REQUIRE(before);
 	REQUIRE(before->devices[0].queues.at(0).commands == 0);
 
@@ -170,7 +167,7 @@ TEST_CASE("control socket: tcmudctl's client sees a queue's counts move as comma
 	REQUIRE(queued == 17);
 	h.run(17);
 
-	auto after = client.request({control_request::kind::stats, {}}, &err);
+	auto after = client.request({control_request::kind::stats, {}});
 	REQUIRE(after);
 	const stats::queue_snapshot &q = after->devices.at(0).queues.at(0);
 	CHECK(q.commands == 17);
@@ -258,10 +255,8 @@ TEST_CASE("control socket: idle clients do not lock tcmudctl out")
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
 	control_client client;
-	std::string err;
-	REQUIRE(client.connect(dir.sock(), &err));
-	INFO(err);
-	CHECK(client.request({control_request::kind::list, {}}, &err));
+	REQUIRE(client.connect(dir.sock()));
+	CHECK(client.request({control_request::kind::list, {}}));
 	close(idle1);
 	close(idle2);
 }
@@ -292,9 +287,8 @@ TEST_CASE("control socket: a client that never reads is dropped while others are
 	CHECK(srv.server->clients() <= 1);
 
 	control_client client;
-	std::string err;
-	REQUIRE(client.connect(dir.sock(), &err));
-	REQUIRE(client.request({control_request::kind::list, {}}, &err));
+	REQUIRE(client.connect(dir.sock()));
+	REQUIRE(client.request({control_request::kind::list, {}}));
 	close(hog);
 }
 
@@ -312,34 +306,35 @@ TEST_CASE("control socket: mode 0600; a stale socket is replaced, a live one ref
 		close(fd);
 	}
 	auto none = [](bool) { return std::vector<device_report>{}; };
-	int error = 0;
-	std::string reason;
-	auto s1 = control_server::open(dir.sock(), none, &error, &reason);
+	auto s1 = control_server::open(dir.sock(), none);
 	REQUIRE(s1);
 	struct stat st;
 	REQUIRE(stat(dir.sock().c_str(), &st) == 0);
 	CHECK((st.st_mode & 0777) == 0600);
 
-	auto s2 = control_server::open(dir.sock(), none, &error, &reason);
+	auto s2 = control_server::open(dir.sock(), none);
 	REQUIRE_FALSE(s2);
-	CHECK(error == -EADDRINUSE);
-	CHECK(reason == "another daemon is serving " + dir.sock());
+	CHECK(s2.error().error == EADDRINUSE);
+	CHECK(s2.error().message == "another daemon is serving " + dir.sock());
 
-	s1.reset();
+	s1->reset();
 	CHECK_FALSE(std::filesystem::exists(dir.sock()));
 
 	std::string plain = (dir.path / "file").string();
 	REQUIRE(close(open(plain.c_str(), O_CREAT | O_WRONLY, 0600)) == 0);
-	REQUIRE_FALSE(control_server::open(plain, none, &error, &reason));
-	CHECK(error == -EEXIST);
+	auto s3 = control_server::open(plain, none);
+	REQUIRE_FALSE(s3);
+	CHECK(s3.error().error == EEXIST);
+	CHECK(s3.error().message == plain + " is not a socket");
 }
 
 TEST_CASE("control client: no daemon is a clear error naming the socket")
 {
 	temp_dir dir;
 	control_client client;
-	std::string err;
-	REQUIRE_FALSE(client.connect(dir.sock(), &err));
-	CHECK(err == "cannot connect to " + dir.sock() +
-		     ": No such file or directory — is tcmud running?");
+	auto connected = client.connect(dir.sock());
+	REQUIRE_FALSE(connected);
+	CHECK(connected.error().error == ENOENT);
+	CHECK(connected.error().what() == "cannot connect to " + dir.sock() +
+						 ": No such file or directory — is tcmud running?");
 }

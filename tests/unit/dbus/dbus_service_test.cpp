@@ -60,12 +60,10 @@ check_result check_config(const client &c, const char *subtype, const std::strin
 
 std::unique_ptr<dbus_service> start_service(const private_bus &bus)
 {
-	int error = 0;
-	std::string reason;
-	auto svc = dbus_service::start(test_handlers, &error, &reason, bus.address());
-	INFO(reason);
+	auto svc = dbus_service::start(test_handlers, bus.address());
+	INFO((svc ? "" : svc.error().what()));
 	REQUIRE(svc);
-	return svc;
+	return std::move(*svc);
 }
 
 struct temp_file {
@@ -221,25 +219,20 @@ TEST_CASE("ChangeMedium answers -EOPNOTSUPP with a reason", "[dbus]")
 
 TEST_CASE("start fails with -ENOTCONN and names the address when there is no bus", "[dbus]")
 {
-	int error = 0;
-	std::string reason;
-	auto svc = dbus_service::start(test_handlers, &error, &reason,
-				       "unix:path=/nonexistent/tcmud-test-bus");
-	CHECK_FALSE(svc);
-	CHECK(error == -ENOTCONN);
-	CHECK(reason.find("/nonexistent/tcmud-test-bus") != std::string::npos);
+	auto svc = dbus_service::start(test_handlers, "unix:path=/nonexistent/tcmud-test-bus");
+	REQUIRE_FALSE(svc);
+	CHECK(svc.error().error == ENOTCONN);
+	CHECK(svc.error().message.find("/nonexistent/tcmud-test-bus") != std::string::npos);
 }
 
 TEST_CASE("a second service on the same bus fails with -EEXIST", "[dbus]")
 {
 	private_bus bus;
 	auto first = start_service(bus);
-	int error = 0;
-	std::string reason;
-	auto second = dbus_service::start(test_handlers, &error, &reason, bus.address());
-	CHECK_FALSE(second);
-	CHECK(error == -EEXIST);
-	CHECK(reason.find("owned by another process") != std::string::npos);
+	auto second = dbus_service::start(test_handlers, bus.address());
+	REQUIRE_FALSE(second);
+	CHECK(second.error().error == EEXIST);
+	CHECK(second.error().message.find("owned by another process") != std::string::npos);
 }
 
 TEST_CASE("stop releases the name and a new service can take it", "[dbus]")
@@ -292,17 +285,16 @@ TEST_CASE("policy file: root owns the name; others may list handlers but not Che
 	  "[dbus][policy]")
 {
 	private_bus bus(system_like_policy());
-	int error = 0;
-	std::string reason;
-	auto svc = dbus_service::start(test_handlers, &error, &reason, bus.address());
+	auto started = dbus_service::start(test_handlers, bus.address());
 	if (geteuid() != 0) {
-		CHECK_FALSE(svc);
-		CHECK(error == -EACCES);
-		CHECK(reason.find("org.kernel.TCMUService1.conf") != std::string::npos);
+		REQUIRE_FALSE(started);
+		CHECK(started.error().error == EACCES);
+		CHECK(started.error().message.find("org.kernel.TCMUService1.conf") != std::string::npos);
 		return;
 	}
-	INFO(reason);
-	REQUIRE(svc);
+	INFO((started ? "" : started.error().what()));
+	REQUIRE(started);
+	auto svc = std::move(*started);
 	client root(bus);
 	check_result r = check_config(root, "file", "file//nonexistent");
 	CHECK_FALSE(r.valid);

@@ -8,7 +8,7 @@ set -euo pipefail
 shopt -s inherit_errexit
 # A command that ends a scenario through errexit says which one it was.
 # (Only under errexit: inside a scenario's "set +e" a failure is expected.)
-# shellcheck disable=SC2154  # lib_err is assigned inside the trap itself
+# shellcheck disable=SC2154 # lib_err is assigned by the trap's own text
 trap 'lib_err=$?; [[ $- != *e* ]] || echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $lib_err" >&2' ERR
 
 CONFIGFS=/sys/kernel/config
@@ -193,6 +193,35 @@ start_tcmud() {
 		sleep 0.1
 	done
 	fail "tcmud did not report ready"
+}
+
+# State is asserted from tcmudctl's JSON, not from log wording, wherever
+# tcmudctl exposes it; the log is for events (taken over, refused, why).
+TCMUDCTL=$TCMUD_BUILD/tools/tcmudctl/tcmudctl
+# listed NAME FIELD -> FIELD (name, state, size, nr_queues, max_in_flight,
+# ...) of device NAME in `tcmudctl list --json`; empty when NAME is not served.
+listed() {
+	"$TCMUDCTL" list --json |
+		jq -r --arg n "$1" --arg f "$2" '.devices[] | select(.name == $n) | .[$f]'
+}
+# wait_listed NAME FIELD VALUE: until `listed NAME FIELD` says VALUE ("" for
+# a device no longer served), at most 5 s (scaled); fails otherwise.
+wait_listed() {
+	local got=""
+	for _ in $(seq "$(scaled 50)"); do
+		got=$(listed "$1" "$2")
+		[ "$got" = "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "tcmudctl list: $1's $2 is '$got', expected '$3'"
+}
+# queue_metric NAME QUEUE METRIC -> METRIC (a per-queue counter such as
+# tcmud_task_management_total) of device NAME's queue QUEUE in `tcmudctl
+# metrics`; 0 when the daemon does not report it.
+queue_metric() {
+	"$TCMUDCTL" metrics | awk -v m="$3" -v d="device=\"$1\"" -v q="queue=\"$2\"" '
+		index($0, m "{") == 1 && index($0, d) && index($0, q "}") { v = $NF }
+		END { print v + 0 }'
 }
 
 # kill_and_restart_tcmud ROUNDS DEVICE [IO_PID]: ROUNDS times, after a

@@ -118,7 +118,7 @@ log "fio on the deleted disk:$errors"
 if grep 'io_u error' /tmp/busy.err | grep -qv 'No such device\|No space left on device'; then
 	fail "fio saw other errors than ENODEV/ENOSPC: $errors"
 fi
-grep -q "disk0: released" "$TCMUD_LOG" || fail "tcmud did not release the deleted disk0"
+wait_listed disk0 name ""  # released: tcmud no longer serves it
 stats=$(grep "disk0: queue 0: stopped after" "$TCMUD_LOG" | tail -1)
 expect_match "$stats" "stopped after [1-9][0-9]* commands" "disk0's last queue stats"
 kill -0 "$TCMUD_PID" || fail "tcmud died when disk0 was deleted under I/O"

@@ -51,16 +51,15 @@ dm_swap() {
 # sg_rw DEV OPCODE_HEX BLOCK: one READ(10)/WRITE(10) of 4 KiB block BLOCK
 # (as ack-io.py counts) by SG_IO with a 90 s timeout; prints sg_raw's output
 # (status and decoded sense) and never fails.
+# shellcheck disable=SC2086 # $cdb is ten CDB bytes, one word each
 sg_rw() {
 	local cdb lba=$(($3 * 8))
 	cdb="$2 00 $(printf '%02x %02x %02x %02x' $((lba >> 24 & 255)) $((lba >> 16 & 255)) \
 		$((lba >> 8 & 255)) $((lba & 255))) 00 00 08 00"
 	if [ "$2" = 28 ]; then
-		# shellcheck disable=SC2086  # the CDB's bytes are separate arguments
 		sg_raw -t 90 -r 4096 -o /dev/null "$(sg_of "$1")" $cdb 2>&1 || true
 	else
 		head -c 4096 /dev/urandom > /tmp/stall.blk
-		# shellcheck disable=SC2086  # the CDB's bytes are separate arguments
 		sg_raw -t 90 -s 4096 -i /tmp/stall.blk "$(sg_of "$1")" $cdb 2>&1 || true
 	fi
 }
@@ -88,7 +87,7 @@ for _ in $(seq 12); do
 	[ $acked -gt 0 ] && [ $failed -gt 0 ] && break
 done
 log "dm-flakey error_writes: $acked writes acknowledged, $failed failed with EIO"
-if [ $acked -eq 0 ] || [ $failed -eq 0 ]; then
+if ! { [ "$acked" -gt 0 ] && [ "$failed" -gt 0 ]; }; then
 	fail "the flapping device never both took and refused a write"
 fi
 dm_swap tcmud-flakey "0 $((16 << 11)) flakey $loopdev 0 0 1"

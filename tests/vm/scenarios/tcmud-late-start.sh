@@ -38,10 +38,8 @@ kill -0 $bad 2>/dev/null && fail "enable of 'missing' still blocked after tcmud 
 wait $good || fail "enable of 'late' failed"
 if wait $bad; then fail "enable of 'missing' succeeded without a backing file"; fi
 log "enable of 'missing' failed as it should: $(cat /tmp/missing.err)"
-grep -q "file/late: created while no daemon ran; serving it" "$TCMUD_LOG" \
-	|| fail "tcmud did not say it answered late's enable"
-grep -q "file/missing: created while no daemon ran; refusing it" "$TCMUD_LOG" \
-	|| fail "tcmud did not say it refused missing"
+wait_listed late state serving
+expect_eq "$(listed missing name)" "" "missing listed by tcmudctl"
 grep -q "late: taken over" "$TCMUD_LOG" && fail "a never-served device was taken over"
 expect_eq "$(cat "$(cat /tmp/late.dir)/enable")" 1 "late enabled"
 expect_eq "$(cat "$bad_dir/enable")" 0 "missing not enabled"

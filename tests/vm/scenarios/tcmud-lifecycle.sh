@@ -39,7 +39,7 @@ kill -0 $busy 2>/dev/null || log "WARNING: fio had ended before the removal:" \
 remove_all_targets
 wait $busy && fail "fio kept running on a removed disk"
 log "fio on the removed disk:$(grep -o 'error on file [^:]*: [^:]*' /tmp/busy.err | sort | uniq -c | tr -s ' \n' ' ')"
-grep -q "life0: released" "$TCMUD_LOG" || fail "tcmud did not release the removed device"
+wait_listed life0 name ""  # released: tcmud no longer serves it
 kill -0 "$TCMUD_PID" || fail "tcmud died when its disk was removed under I/O"
 
 log "3: twelve devices at once"
@@ -50,8 +50,9 @@ for i in $(seq 1 12); do
 	creators+=($!)
 done
 for pid in "${creators[@]}"; do wait "$pid" || fail "a parallel device creation failed"; done
-served=$(grep -c "many[0-9]*: serving /dev/uio" "$TCMUD_LOG")
-expect_eq "$served" 12 "devices served"
+served=$("$TCMUDCTL" list --json |
+	jq '[.devices[] | select((.name | test("^many[0-9]+$")) and .state == "serving")] | length')
+expect_eq "$served" 12 "devices served (tcmudctl list)"
 for i in $(seq 1 12); do
 	expect_eq "$(cat "$TARGET/core/user_0/many$i/enable")" 1 "many$i enabled"
 done

@@ -49,12 +49,13 @@ start_tcmud
 bs=$(USER_BACKSTORE_ATTRS="nr_queues=2 tmr_notification=1 cmd_time_out=60" \
 	create_user_backstore tmr file "/dev/mapper/slow;direct=1" $size)
 dev=$(export_via_loop "$bs")
-grep -q "tmr: serving /dev/uio.*2 queue(s)" "$TCMUD_LOG" || fail "tcmud did not serve tmr with 2 queues"
+wait_listed tmr nr_queues 2
 blockdev --getsize64 "$dev" >/dev/null # an open waits for the scan to end
 delay_reads 15000
 
-tmr_lines() { grep -c "tmr: queue $1: task management LUN_RESET" "$TCMUD_LOG" || true; }
-q0_before=$(tmr_lines 0) q1_before=$(tmr_lines 1)
+tmrs() { queue_metric tmr "$1" tcmud_task_management_total; }
+q0_before=$(tmrs 0) q1_before=$(tmrs 1)
+aborted_before=$(queue_metric tmr 1 tcmud_aborted_commands_total)
 pids=()
 for i in 1 2 3 4; do
 	# 1 MiB apart, each its own command; O_DIRECT so none is served by the
@@ -78,8 +79,10 @@ start_ns=$(date +%s%N)
 sg_reset -d "$dev" >/dev/null || fail "sg_reset -d"
 log "LUN reset returned after $((($(date +%s%N) - start_ns) / 1000000)) ms"
 for pid in "${pids[@]}"; do wait "$pid" || true; done
-[ "$(tmr_lines 1)" -eq $((q1_before + 1)) ] || fail "no LUN_RESET TMR on queue 1"
-[ "$(tmr_lines 0)" -eq $((q0_before + 1)) ] || fail "no LUN_RESET TMR on queue 0"
+expect_eq "$(tmrs 1)" $((q1_before + 1)) "TMRs on queue 1 (tcmudctl metrics)"
+expect_eq "$(tmrs 0)" $((q0_before + 1)) "TMRs on queue 0 (tcmudctl metrics)"
+aborted=$(($(queue_metric tmr 1 tcmud_aborted_commands_total) - aborted_before))
+[ "$aborted" -ge "$depth" ] || fail "queue 1 counted $aborted aborted commands, fewer than the $depth READs"
 q1=$(grep "tmr: queue 1: task management LUN_RESET" "$TCMUD_LOG" | tail -1)
 q0=$(grep "tmr: queue 0: task management LUN_RESET" "$TCMUD_LOG" | tail -1)
 log "${q1#*: }"

@@ -60,8 +60,7 @@ for n in 1 2 4; do
 		USER_BACKSTORE_CONTROL="max_data_area_mb=16" \
 		create_user_backstore $name file /tmp/$name.img $((64 << 20)) $name-serial)
 	dev=$(export_via_loop "$bs")
-	grep -q "$name: serving /dev/uio.*$n queue(s)" "$TCMUD_LOG" \
-		|| fail "tcmud did not serve $name with $n queues"
+	wait_listed "$name" nr_queues "$n"
 	max_kb=$((16384 / n < 8192 ? 16384 / n : 8192))
 	grep -q "$name: maximum transfer $max_kb KiB (data area $((16384 / n)) KiB per queue" \
 		"$TCMUD_LOG" || fail "$name: transfer limit not from its queues' data area"
@@ -92,14 +91,14 @@ for n in 1 2 4; do
 	expect_eq "$final" 20 "counter after 2 x 10 COMPARE AND WRITE increments, $n queues"
 	log "$n queue(s): CAW from CPUs 0 and 1: 20 increments, none lost"
 
-	before=$(grep -c "$name: queue 0: task management LUN_RESET" "$TCMUD_LOG" || true)
+	before=$(queue_metric "$name" 0 tcmud_task_management_total)
 	sg_reset -d "$dev" >/dev/null || fail "sg_reset -d on $dev"
-	for _ in $(seq 50); do
-		after=$(grep -c "$name: queue 0: task management LUN_RESET" "$TCMUD_LOG" || true)
+	for _ in $(seq "$(scaled 50)"); do
+		after=$(queue_metric "$name" 0 tcmud_task_management_total)
 		[ "$after" -gt "$before" ] && break
 		sleep 0.1
 	done
-	[ "$after" -gt "$before" ] || fail "no LUN_RESET TMR on queue 0 of $name"
+	[ "$after" -gt "$before" ] || fail "no TMR on queue 0 of $name (tcmudctl metrics)"
 	log "$(grep "$name: queue 0: task management" "$TCMUD_LOG" | tail -1)"
 	out=$(sg_inq "$dev")
 	expect_match "$out" "LIO-ORG" "INQUIRY after the LUN reset"

@@ -29,8 +29,7 @@ echo $((128 * M)) > "$bs/attrib/dev_size" || fail "growing to 128 MiB was refuse
 wait $io || fail "fio across the resize"
 expect_eq "$(cat "$bs/attrib/dev_size")" $((128 * M)) "dev_size after growing"
 expect_eq "$(stat -c %s /tmp/grow.img)" $((128 * M)) "file size after growing"
-grep -q "grow: resized from 67108864 to 134217728 bytes" "$TCMUD_LOG" \
-	|| fail "tcmud did not log the resize"
+wait_listed grow size $((128 * M))
 echo 1 > "/sys/block/${dev#/dev/}/device/rescan"
 expect_match "$(sg_readcap -l "$dev")" "Last LBA=262143 " "capacity after growing"
 expect_eq "$(blockdev --getsize64 "$dev")" $((128 * M)) "block device size after rescan"
@@ -47,12 +46,14 @@ if echo $((128 * M + 100)) > "$bs/attrib/dev_size" 2>/dev/null; then
 	fail "a size that is not a multiple of the block size was accepted"
 fi
 expect_eq "$(cat "$bs/attrib/dev_size")" $((128 * M)) "dev_size after a refused resize"
+expect_eq "$(listed grow size)" $((128 * M)) "tcmudctl's size after a refused resize"
 grep -q "not a positive multiple" "$TCMUD_LOG" || fail "no reason logged for the refusal"
 
 # Shrink: the capacity drops, the file keeps every byte.
 echo $((64 * M)) > "$bs/attrib/dev_size" || fail "shrinking to 64 MiB was refused"
 echo 1 > "/sys/block/${dev#/dev/}/device/rescan"
 expect_match "$(sg_readcap -l "$dev")" "Last LBA=131071 " "capacity after shrinking"
+wait_listed grow size $((64 * M))
 expect_eq "$(stat -c %s /tmp/grow.img)" $((128 * M)) "file size after shrinking"
 marker_intact "shrink"
 out=$(sg_raw -v "$(sg_of "$dev")" 28 00 00 02 00 00 00 00 01 00 2>&1 || true)
@@ -66,6 +67,7 @@ if echo $((64 * M)) > "$bs2/attrib/dev_size" 2>/dev/null; then
 fi
 expect_eq "$(cat "$bs2/attrib/dev_size")" $((32 * M)) "dev_size of the fixed file"
 expect_eq "$(stat -c %s /tmp/fixed.img)" $((32 * M)) "the fixed file was not grown"
+expect_eq "$(listed fixed size)" $((32 * M)) "tcmudctl's size of the fixed file"
 grep -q "fixed: resize to 67108864 bytes refused: .*extend=1" "$TCMUD_LOG" \
 	|| fail "no reason logged for the fixed file"
 log "resize: grow under I/O, rescan, shrink and both refusals behave"
