@@ -12,7 +12,8 @@
 // A backstore that offers block_op::compare_and_write (caps) gets the whole
 // command as one request instead, without the range lock: its own
 // compare-and-write is atomic against every writer of the medium, other
-// daemons and hosts included, which the range lock cannot be.
+// daemons and hosts included, which the range lock cannot be. A request
+// the backstore refuses with -EOPNOTSUPP takes the range-lock path instead.
 #include <cerrno>
 
 #include "byte_order.h"
@@ -82,6 +83,12 @@ void locked(command &cmd, int64_t)
 void offloaded(command &cmd, int64_t result)
 {
 	const command::work_state &w = cmd.work();
+	// Not this one (rbd: only within one 512-byte sector): the two-step
+	// path, atomic inside this daemon only.
+	if (result == -EOPNOTSUPP) {
+		take_exclusive_lock(cmd, w.lba, w.blocks, locked);
+		return;
+	}
 	if (result == -EILSEQ) {
 		cmd.finish_check_condition(sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY)
 						   .information(cmd.io().miscompare_offset));

@@ -77,6 +77,9 @@ struct backstore_caps {
 	// the medium, other processes and hosts included (a cluster's own
 	// compare-and-write). Without it the SCSI layer compares and writes in
 	// two steps under its range lock, which only excludes this daemon.
+	// A backstore may still refuse a request it cannot do atomically with
+	// -EOPNOTSUPP (before touching the medium); the SCSI layer then falls
+	// back to the range-lock path for that command.
 	bool compare_and_write = false;
 };
 

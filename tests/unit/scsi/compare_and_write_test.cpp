@@ -344,6 +344,21 @@ TEST_CASE("COMPARE AND WRITE offloaded keeps FUA and maps backstore errors", "[c
 		      ASC_WRITE_PROTECTED);
 }
 
+TEST_CASE("COMPARE AND WRITE offloaded but refused falls back to the range lock", "[caw]")
+{
+	lu_fixture f = offload_fixture();
+	auto old = pattern(2 * 512, 1), fresh = pattern(2 * 512, 2);
+	std::copy(old.begin(), old.end(), f.block(8, 2).begin());
+	f.store.inject(block_op::compare_and_write, -EOPNOTSUPP);
+	require_good(f.run(compare_and_write_cdb(8, 2), caw_data(old, fresh)));
+	CHECK(std::equal(fresh.begin(), fresh.end(), f.block(8, 2).begin()));
+	auto h = f.store.history();
+	REQUIRE(h.size() == 3);
+	CHECK(h[1].op == block_op::read);
+	CHECK(h[2].op == block_op::write);
+	CHECK(f.lu->ranges().exclusive_users() == 0);
+}
+
 // What a networked backstore's failures turn into (rbd: the OSD op timeout,
 // and a client blocklisted after another gateway broke its lock).
 TEST_CASE("a backstore timeout is ABORTED COMMAND, a fenced backstore NOT READY", "[caw][errors]")
