@@ -121,9 +121,12 @@ std::string rbd_backstore::lock_owners() const
 	return who;
 }
 
-// At open, on the control thread: one attempt, which librbd answers at
-// once when a live client refuses, or after its request times out (about
-// 5 s) when the holder is dead. The keeper thread does the rest.
+// At open, on the control thread. Only an unowned lock is acquired here
+// (milliseconds). An owned one goes to the keeper thread: librbd answers a
+// live owner's refusal at once, but waits for a dead owner (a gateway
+// killed by SIGKILL) until the OSD drops its watch, about 30 s, and device
+// creation (netlink, targetcli, a restarting daemon's other devices) must
+// not wait that long.
 void rbd_backstore::start_lock(bool exclusive_lock_feature)
 {
 	if (!exclusive_lock_feature) {
@@ -136,7 +139,9 @@ void rbd_backstore::start_lock(bool exclusive_lock_feature)
 		log_warn(log_prefix_, "one image handle per queue: the exclusive lock is not taken");
 		return;
 	}
-	int r = rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE);
+	std::string holder = lock_owners();
+	int r = holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
+				   : -EBUSY;
 	if (r == 0) {
 		state_.store(rbd_lock_state::owner, std::memory_order_release);
 	} else {
@@ -145,7 +150,8 @@ void rbd_backstore::start_lock(bool exclusive_lock_feature)
 			     std::memory_order_release);
 		log_warn(log_prefix_, "exclusive lock on %s not acquired (%s; held by %s): writes "
 			 "are BUSY for %lld s, then DATA PROTECT, until it is ours; retrying "
-			 "every %lld ms", target_.c_str(), strerror(-r), lock_owners().c_str(),
+			 "every %lld ms", target_.c_str(), strerror(-r),
+			 (r == -EBUSY ? holder : lock_owners()).c_str(),
 			 (long long)std::chrono::duration_cast<std::chrono::seconds>(
 				 options_.standby_grace).count(),
 			 (long long)options_.lock_poll.count());

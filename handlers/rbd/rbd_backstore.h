@@ -16,11 +16,12 @@
 // over on request) at open. Writes then run only while this handle owns
 // the lock:
 //   owner    writes go through;
-//   standby  another live client held the lock at open: writes are BUSY
-//            for standby_grace (a gateway restarted after SIGKILL waits
-//            there until librbd has broken its dead predecessor's lock,
-//            about 10 s), then DATA PROTECT; the lock is retried every
-//            second and writes resume once it is ours;
+//   standby  another client held the lock at open: writes are BUSY for
+//            standby_grace (a gateway restarted after SIGKILL waits there
+//            until librbd has broken its dead predecessor's lock, which
+//            takes until the OSD drops the dead client's watch, ~30 s),
+//            then DATA PROTECT; the lock is tried every second and
+//            writes resume once it is ours;
 //   lost     the lock went elsewhere: writes fail with DATA PROTECT, WRITE
 //            PROTECTED (-EROFS), reads still work; never taken back by
 //            itself, which would make two gateways take turns;
@@ -59,7 +60,7 @@ struct rbd_open_options {
 	// cannot write to an image with the exclusive-lock feature).
 	bool handle_per_queue = false;
 	// How long writes are BUSY rather than DATA PROTECT in standby.
-	std::chrono::milliseconds standby_grace{30'000};
+	std::chrono::milliseconds standby_grace{45'000};
 	// How often the lock is retried (standby) or checked (owner).
 	std::chrono::milliseconds lock_poll{1'000};
 };
