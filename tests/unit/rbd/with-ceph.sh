@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # with-ceph.sh SRCDIR PROGRAM [ARGS...]: runs PROGRAM against a live
 # one-node Ceph, with CEPH_CONF (client.admin) and TCMUD_RBD_TEST_OSD_PID
 # set, and tears the cluster down afterwards.
