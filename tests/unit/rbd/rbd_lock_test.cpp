@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "rbd_test_util.h"
@@ -26,6 +28,21 @@ bool wait_for_state(const rbd_backstore &store, rbd_lock_state want, std::chrono
 	while (store.lock_state() != want && std::chrono::steady_clock::now() < end)
 		std::this_thread::sleep_for(50ms);
 	return store.lock_state() == want;
+}
+
+// Whether /proc says pid is stopped (state T), within 5 s.
+bool wait_until_stopped(pid_t pid)
+{
+	std::string path = "/proc/" + std::to_string(pid) + "/stat";
+	for (int i = 0; i < 500; i++) {
+		std::ifstream in(path);
+		std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		size_t close = stat.rfind(')');
+		if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T')
+			return true;
+		std::this_thread::sleep_for(10ms);
+	}
+	return false;
 }
 
 } // namespace
@@ -113,6 +130,9 @@ TEST_CASE("rbd: an OSD that stops answering times out; I/O resumes after it retu
 	REQUIRE(f.write(0, data) == 4096);
 
 	REQUIRE(kill(osd, SIGSTOP) == 0);
+	// SIGSTOP takes effect asynchronously: a busy OSD may still answer
+	// one more request unless we wait until it is really stopped.
+	REQUIRE(wait_until_stopped(osd));
 	auto t0 = std::chrono::steady_clock::now();
 	int64_t r = f.write(4096, data);
 	double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
