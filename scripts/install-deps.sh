@@ -29,6 +29,8 @@ packages=(
 	valgrind gnuplot-nox
 	# tests/lint: every shell script shellcheck-clean
 	shellcheck
+	# the rbd handler (librbd, librados) and the one-node Ceph its tests run
+	ceph-mon ceph-osd ceph-common librbd-dev
 )
 
 missing=()

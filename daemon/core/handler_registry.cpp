@@ -5,12 +5,21 @@
 
 #include "file/file_handler.h"
 #include "ram/ram_handler.h"
+#ifdef TCMUD_HAVE_RBD
+#include "rbd/rbd_handler.h"
+#endif
 
 namespace tcmud {
 
 std::span<const handler_ops *const> builtin_handlers()
 {
-	static const std::array<const handler_ops *, 2> handlers = {&file_handler, &ram_handler};
+	static const auto handlers = std::to_array<const handler_ops *>({
+		&file_handler,
+		&ram_handler,
+#ifdef TCMUD_HAVE_RBD
+		&rbd_handler,  // only where librbd was found at build time
+#endif
+	});
 	return handlers;
 }
 

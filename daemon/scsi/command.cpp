@@ -76,7 +76,8 @@ void command::finish_check_condition(const sense_builder &sense)
 
 // EIO is a medium error (SBC-4 reports the first LBA in INFORMATION; the
 // backstore cannot say which block failed, so the request's first LBA is
-// the best we know). ENOSPC on a thin backing file is SBC-4's "space
+// the best we know). ETIMEDOUT and ESHUTDOWN come from networked
+// backstores (see below). ENOSPC on a thin backing file is SBC-4's "space
 // allocation failed write protect". Transient shortages ask the initiator to
 // retry (BUSY); anything else is our fault: internal target failure.
 void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
@@ -95,8 +96,24 @@ void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
 		return;
 	case EROFS:
 		// The backing file system went read-only (remounted after an
-		// error): the medium is write protected, not broken.
+		// error), or a shared image is exclusively locked by another
+		// gateway (rbd): the medium is write protected here, not broken,
+		// and reads still work. Initiators fail it at once, no retries.
 		finish_check_condition(sense_builder(DATA_PROTECT, ASC_WRITE_PROTECTED));
+		return;
+	case ETIMEDOUT:
+		// A networked backstore gave up waiting (rbd's osd_op_timeout):
+		// the outcome is unknown and may be transient. ABORTED COMMAND is
+		// retried by initiators a bounded number of times, never forever.
+		finish_check_condition(
+			sense_builder(ABORTED_COMMAND, ASC_LOGICAL_UNIT_COMMUNICATION_TIMEOUT));
+		return;
+	case ESHUTDOWN:
+		// The backstore was fenced off its medium (a Ceph client that was
+		// blocklisted after another gateway broke its lock, EBLOCKLISTED):
+		// nothing goes through until an administrator reopens the device.
+		finish_check_condition(
+			sense_builder(NOT_READY, ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION));
 		return;
 	case EAGAIN:
 	case EBUSY:

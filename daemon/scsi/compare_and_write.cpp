@@ -8,6 +8,14 @@
 // range shared, so none can land between our read and our write, on any
 // queue thread; writes already in flight when we asked are drained first.
 // Reads are not excluded: SBC-4 only requires that no other write intervene.
+//
+// A backstore that offers block_op::compare_and_write (caps) gets the whole
+// command as one request instead, without the range lock: its own
+// compare-and-write is atomic against every writer of the medium, other
+// daemons and hosts included, which the range lock cannot be. A request
+// the backstore refuses with -EOPNOTSUPP takes the range-lock path instead.
+#include <cerrno>
+
 #include "byte_order.h"
 #include "handlers.h"
 #include "iovec_buffer.h"
@@ -72,6 +80,48 @@ void locked(command &cmd, int64_t)
 	cmd.submit(compared);
 }
 
+void offloaded(command &cmd, int64_t result)
+{
+	const command::work_state &w = cmd.work();
+	// Not this one (rbd: only within one 512-byte sector): the two-step
+	// path, atomic inside this daemon only.
+	if (result == -EOPNOTSUPP) {
+		take_exclusive_lock(cmd, w.lba, w.blocks, locked);
+		return;
+	}
+	if (result == -EILSEQ) {
+		cmd.finish_check_condition(sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY)
+						   .information(cmd.io().miscompare_offset));
+		return;
+	}
+	if (result < 0) {
+		cmd.finish_io_error(result, true, w.lba);
+		return;
+	}
+	cmd.finish_good();
+}
+
+// Compare and write data as one contiguous copy (the backstore's atomic
+// primitive takes two flat buffers; the data-out buffer may be scattered).
+void offload(command &cmd)
+{
+	const command::work_state &w = cmd.work();
+	uint64_t bytes = w.blocks * cmd.lu().block_size();
+	bounce_buffer &bounce = cmd.bounce();
+	if (bounce.size() < 2 * bytes)
+		bounce.resize(2 * bytes);
+	copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(bounce.data(), 2 * bytes));
+	cmd.scratch_iov().assign(1, iovec{bounce.data(), 2 * bytes});
+	block_io &io = cmd.io();
+	io.op = block_op::compare_and_write;
+	io.fua = w.fua;
+	io.offset = w.lba * cmd.lu().block_size();
+	io.length = bytes;
+	io.iov = cmd.scratch_iov();
+	io.miscompare_offset = 0;
+	cmd.submit(offloaded);
+}
+
 } // namespace
 
 void handle_compare_and_write(command &cmd, int64_t)
@@ -98,6 +148,10 @@ void handle_compare_and_write(command &cmd, int64_t)
 	w.lba = lba;
 	w.blocks = blocks;
 	w.fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	if (lu.caps().compare_and_write) {
+		offload(cmd);
+		return;
+	}
 	take_exclusive_lock(cmd, lba, blocks, locked);
 }
 

@@ -103,6 +103,8 @@ int file_queue::validate(const block_io &io) const
 		return -EOPNOTSUPP;
 	if (io.op == block_op::prefetch && (!caps_.prefetch || io.length > UINT32_MAX))
 		return -EOPNOTSUPP;
+	if (io.op == block_op::compare_and_write)  // caps never offer it
+		return -EOPNOTSUPP;
 	if (io.op == block_op::read || io.op == block_op::write) {
 		uint64_t total = 0;
 		for (const iovec &v : io.iov)
@@ -207,6 +209,9 @@ bool file_queue::prepare(request *req, io_uring_sqe *sqe)
 		io_uring_prep_fadvise(sqe, fd_, io.offset, static_cast<uint32_t>(io.length),
 				      POSIX_FADV_WILLNEED);
 		break;
+	case block_op::compare_and_write:  // refused by validate()
+		io_uring_prep_nop(sqe);
+		return false;
 	}
 	return true;
 }

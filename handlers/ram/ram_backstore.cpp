@@ -136,6 +136,7 @@ int64_t ram_backstore::perform(const block_io &io)
 		zero(io.offset, io.length);
 		return 0;
 	case block_op::prefetch:  // memory needs no readahead (caps.prefetch is false)
+	case block_op::compare_and_write:  // not offered: the SCSI layer's range lock does it
 		break;
 	}
 	return -EOPNOTSUPP;

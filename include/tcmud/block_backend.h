@@ -39,6 +39,11 @@ enum class block_op : uint8_t {
 	discard,      // deallocate; later reads return zeroes (see backstore_caps)
 	write_zeroes, // write zeroes over [offset, offset + length)
 	prefetch,     // start reading [offset, offset + length) into a cache
+	// Atomically: compare [offset, offset + length) with the first `length`
+	// bytes of iov and, only if equal, write the next `length` bytes there
+	// (iov holds 2 * length bytes). A mismatch completes with -EILSEQ and
+	// sets miscompare_offset. Only where backstore_caps::compare_and_write.
+	compare_and_write,
 };
 
 // One backstore request. Owned by the caller (a command slot) and kept alive
@@ -54,6 +59,9 @@ struct block_io {
 	uint64_t length = 0;         // bytes (read/write: sum of iov lengths)
 	std::span<const iovec> iov;  // read/write buffers, already bounds-checked
 	io_completion *done = nullptr;
+	// compare_and_write that ended with -EILSEQ: the offset, from `offset`,
+	// of the first byte on the medium that differs from the compare data.
+	uint64_t miscompare_offset = 0;
 
 	uint64_t progress = 0;
 	std::vector<iovec> scratch_iov;
@@ -65,6 +73,14 @@ struct backstore_caps {
 	bool write_zeroes = false;
 	uint32_t optimal_io_bytes = 0; // 0: unknown
 	bool prefetch = false;       // block_op::prefetch fills a cache reads use
+	// block_op::compare_and_write is atomic against every other writer of
+	// the medium, other processes and hosts included (a cluster's own
+	// compare-and-write). Without it the SCSI layer compares and writes in
+	// two steps under its range lock, which only excludes this daemon.
+	// A backstore may still refuse a request it cannot do atomically with
+	// -EOPNOTSUPP (before touching the medium); the SCSI layer then falls
+	// back to the range-lock path for that command.
+	bool compare_and_write = false;
 };
 
 // Provisioning of a byte range, for GET LBA STATUS: whether it starts with

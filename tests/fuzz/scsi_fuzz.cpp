@@ -233,6 +233,7 @@ public:
 			}
 			break;
 		case block_op::prefetch:
+		case block_op::compare_and_write:  // not offered in caps
 			break;
 		case block_op::flush:
 			s.unsynced = false;

@@ -88,6 +88,8 @@ private:
 		case block_op::flush:
 		case block_op::prefetch:
 			return 0;
+		case block_op::compare_and_write:  // not offered in caps
+			return -EOPNOTSUPP;
 		}
 		return -EINVAL;
 	}

@@ -294,3 +294,80 @@ TEST_CASE("COMPARE AND WRITE racing WRITEs from another thread is never split", 
 	CHECK(splits == 0);
 	CHECK(f.lu->ranges().exclusive_users() == 0);
 }
+
+// A backstore with its own atomic compare-and-write (rbd) gets the command
+// as one request, without the range lock.
+namespace {
+lu_fixture offload_fixture()
+{
+	return lu_fixture([](logical_unit_config &c) { c.caps.compare_and_write = true; });
+}
+} // namespace
+
+TEST_CASE("COMPARE AND WRITE goes to a backstore that offers it as one request", "[caw]")
+{
+	lu_fixture f = offload_fixture();
+	auto old = pattern(2 * 512, 1), fresh = pattern(2 * 512, 2);
+	std::copy(old.begin(), old.end(), f.block(40, 2).begin());
+	// Scattered data-out (300-byte pieces): the backstore still gets both
+	// halves, in order, as one flat buffer.
+	require_good(f.run(compare_and_write_cdb(40, 2), caw_data(old, fresh), 0, 300));
+	CHECK(std::equal(fresh.begin(), fresh.end(), f.block(40, 2).begin()));
+	auto h = f.store.history();
+	REQUIRE(h.size() == 1);
+	CHECK(h[0].op == block_op::compare_and_write);
+	CHECK(h[0].offset == 40u * 512);
+	CHECK(h[0].length == 2u * 512);
+	CHECK(f.lu->ranges().exclusive_users() == 0);
+}
+
+TEST_CASE("COMPARE AND WRITE offloaded: a miscompare reports the backstore's offset", "[caw]")
+{
+	lu_fixture f = offload_fixture();
+	auto old = pattern(3 * 512, 1), fresh = pattern(3 * 512, 2);
+	std::copy(old.begin(), old.end(), f.block(40, 3).begin());
+	f.block(40, 3)[1000] ^= 0x01;
+	auto r = f.run(compare_and_write_cdb(40, 3), caw_data(old, fresh));
+	require_sense(r, MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY);
+	CHECK(r.sense.information == 1000u);
+	CHECK(f.block(40, 3)[0] == old[0]);  // nothing written
+	CHECK(f.store.count(block_op::write) == 0);
+}
+
+TEST_CASE("COMPARE AND WRITE offloaded keeps FUA and maps backstore errors", "[caw]")
+{
+	lu_fixture f = offload_fixture();
+	require_good(f.run(compare_and_write_cdb(0, 1, 0x08), std::vector<uint8_t>(1024)));
+	CHECK(f.store.history().back().fua);
+	f.store.inject(block_op::compare_and_write, -EROFS);
+	require_sense(f.run(compare_and_write_cdb(0, 1), std::vector<uint8_t>(1024)), DATA_PROTECT,
+		      ASC_WRITE_PROTECTED);
+}
+
+TEST_CASE("COMPARE AND WRITE offloaded but refused falls back to the range lock", "[caw]")
+{
+	lu_fixture f = offload_fixture();
+	auto old = pattern(2 * 512, 1), fresh = pattern(2 * 512, 2);
+	std::copy(old.begin(), old.end(), f.block(8, 2).begin());
+	f.store.inject(block_op::compare_and_write, -EOPNOTSUPP);
+	require_good(f.run(compare_and_write_cdb(8, 2), caw_data(old, fresh)));
+	CHECK(std::equal(fresh.begin(), fresh.end(), f.block(8, 2).begin()));
+	auto h = f.store.history();
+	REQUIRE(h.size() == 3);
+	CHECK(h[1].op == block_op::read);
+	CHECK(h[2].op == block_op::write);
+	CHECK(f.lu->ranges().exclusive_users() == 0);
+}
+
+// What a networked backstore's failures turn into (rbd: the OSD op timeout,
+// and a client blocklisted after another gateway broke its lock).
+TEST_CASE("a backstore timeout is ABORTED COMMAND, a fenced backstore NOT READY", "[caw][errors]")
+{
+	lu_fixture f;
+	f.store.inject(block_op::write, -ETIMEDOUT);
+	require_sense(f.run(cdb10(0x2a, 0, 1), std::vector<uint8_t>(512)), ABORTED_COMMAND,
+		      ASC_LOGICAL_UNIT_COMMUNICATION_TIMEOUT);
+	f.store.inject(block_op::read, -ESHUTDOWN);
+	require_sense(f.run(cdb10(0x28, 0, 1), {}, 512), NOT_READY,
+		      ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION);
+}

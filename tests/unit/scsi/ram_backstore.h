@@ -58,6 +58,7 @@ public:
 
 private:
 	int64_t perform(block_io &io);
+	int64_t compare_and_write(block_io &io);
 
 	mutable std::mutex mutex_;
 	std::vector<uint8_t> bytes_;

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "rbd/rbd_session.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace tcmud {
+namespace {
+
+std::string errno_text(int err)
+{
+	return std::string(strerror(-err)) + " (" + std::to_string(err) + ")";
+}
+
+std::string conf_get(rados_t cluster, const char *key)
+{
+	char buf[512] = {};
+	if (rados_conf_get(cluster, key, buf, sizeof(buf)) < 0)
+		return "";
+	return buf;
+}
+
+// The conf file librados reads when none is named: $CEPH_CONF, else the
+// first of its usual places. Only to look for an explicit rbd cache setting.
+std::string default_conf_path()
+{
+	if (const char *env = getenv("CEPH_CONF"); env && *env)
+		return env;
+	return "/etc/ceph/ceph.conf";
+}
+
+// Ceph treats ' ', '_' and '-' in option names alike.
+std::string normalise_key(std::string key)
+{
+	for (char &c : key)
+		if (c == ' ' || c == '-')
+			c = '_';
+	return key;
+}
+
+std::string trim(const std::string &s)
+{
+	size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r");
+	return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// Whether the conf file sets rbd_cache to true for this client ([global],
+// [client] or [client.ID]). librbd's own default is on, and a cache
+// acknowledges writes before the OSDs have them: tcmud turns it off unless
+// the administrator asked for it in so many words.
+bool conf_enables_cache(const std::string &path, const std::string &id)
+{
+	std::ifstream in(path);
+	std::string line, section;
+	bool enabled = false;
+	while (std::getline(in, line)) {
+		line = trim(line.substr(0, line.find_first_of("#;")));
+		if (line.empty())
+			continue;
+		if (line.front() == '[') {
+			section = trim(line.substr(1, line.find(']') - 1));
+			continue;
+		}
+		if (section != "global" && section != "client" && section != "client." + id)
+			continue;
+		size_t eq = line.find('=');
+		if (eq == std::string::npos || normalise_key(trim(line.substr(0, eq))) != "rbd_cache")
+			continue;
+		std::string v = trim(line.substr(eq + 1));
+		enabled = v == "true" || v == "1" || v == "yes" || v == "on";
+	}
+	return enabled;
+}
+
+} // namespace
+
+rbd_session::~rbd_session()
+{
+	if (image_)
+		rbd_close(image_);
+	if (ioctx_)
+		rados_ioctx_destroy(ioctx_);
+	if (cluster_)
+		rados_shutdown(cluster_);
+}
+
+std::unique_ptr<rbd_session> rbd_session::open(const rbd_config &cfg, int *error,
+					       std::string *reason)
+{
+	std::unique_ptr<rbd_session> s(new rbd_session());
+	const std::string id = cfg.id.empty() ? "admin" : cfg.id;
+	const std::string conf_shown = cfg.conf.empty() ? "the default ceph.conf search (" +
+								  default_conf_path() + " first)"
+							: cfg.conf;
+	s->who_ = "client." + id + " with " + conf_shown;
+	auto fail = [&](int err, std::string why) -> std::unique_ptr<rbd_session> {
+		*error = err;
+		*reason = std::move(why);
+		return nullptr;
+	};
+
+	int r = rados_create(&s->cluster_, id.c_str());
+	if (r < 0)
+		return fail(r, "rados_create for client." + id + ": " + errno_text(r));
+	// Without conf= librados searches its usual places; finding none is
+	// not an error yet (mon_host may come from the environment), so only
+	// a named file must be readable.
+	r = rados_conf_read_file(s->cluster_, cfg.conf.empty() ? nullptr : cfg.conf.c_str());
+	if (r < 0 && !cfg.conf.empty())
+		return fail(r, "cannot read conf " + cfg.conf + ": " + errno_text(r));
+	rados_conf_parse_env(s->cluster_, nullptr);
+
+	s->cache_enabled_ = conf_enables_cache(cfg.conf.empty() ? default_conf_path() : cfg.conf, id);
+	const std::string timeout = std::to_string(rbd_connect_timeout);
+	const std::string op_timeout = std::to_string(cfg.osd_op_timeout ? cfg.osd_op_timeout
+								       : rbd_default_osd_op_timeout);
+	const struct {
+		const char *key;
+		std::string value;
+	} settings[] = {
+		{"rbd_cache", s->cache_enabled_ ? "true" : "false"},
+		// A partial discard must zero what it covers, or LBPRZ lies.
+		{"rbd_skip_partial_discard", "false"},
+		{"client_mount_timeout", timeout},
+		{"rados_mon_op_timeout", timeout},
+		{"rados_osd_op_timeout", op_timeout},
+	};
+	for (const auto &setting : settings) {
+		r = rados_conf_set(s->cluster_, setting.key, setting.value.c_str());
+		if (r < 0)
+			return fail(r, std::string("cannot set ") + setting.key + "=" + setting.value +
+					       ": " + errno_text(r));
+	}
+
+	r = rados_connect(s->cluster_);
+	if (r < 0) {
+		std::string mons = conf_get(s->cluster_, "mon_host");
+		std::string keyring = conf_get(s->cluster_, "keyring");
+		std::string why = "cannot connect to the cluster as " + s->who_ + ": " + errno_text(r);
+		if (mons.empty())
+			why += "; no monitors configured (mon_host is empty: is the conf right?)";
+		else if (r == -ETIMEDOUT)
+			why += "; no monitor at " + mons + " answered within " + timeout + " s";
+		else if (r == -EACCES || r == -EPERM)
+			why += "; authentication failed: does client." + id +
+			       " exist, and is its key in " + keyring + "?";
+		else if (r == -ENOENT)
+			why += "; no key for client." + id + " (keyring " + keyring + ")";
+		return fail(r, why);
+	}
+	r = rados_ioctx_create(s->cluster_, cfg.pool.c_str(), &s->ioctx_);
+	if (r < 0)
+		return fail(r, "pool '" + cfg.pool + "': " +
+				       (r == -ENOENT ? std::string("no such pool") : errno_text(r)) +
+				       " (as " + s->who_ + ")");
+	s->image_name_ = cfg.image;
+	r = rbd_open(s->ioctx_, cfg.image.c_str(), &s->image_, nullptr);
+	if (r < 0) {
+		s->image_ = nullptr;
+		std::string what = r == -ENOENT ? "no such image in pool '" + cfg.pool + "'"
+			: (r == -EPERM || r == -EACCES)
+				? "client." + id + " may not open it (check its osd caps)"
+				: errno_text(r);
+		return fail(r, "image '" + cfg.pool + "/" + cfg.image + "': " + what);
+	}
+	return s;
+}
+
+int rbd_session::open_image(rbd_image_t *image) const
+{
+	return rbd_open(ioctx_, image_name_.c_str(), image, nullptr);
+}
+
+} // namespace tcmud

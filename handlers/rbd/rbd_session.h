@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// One connection to a Ceph cluster and one open image: rados_t, the pool's
+// I/O context and the rbd_image_t, closed in the reverse order exactly once.
+//
+// open() is bounded: a cluster that does not answer fails it within a few
+// seconds (client_mount_timeout and rados_mon_op_timeout), and every failure
+// says what was tried and what went wrong, in the words an administrator
+// needs (pool, image, user, conf, keyring, monitors).
+#include <rados/librados.h>
+#include <rbd/librbd.h>
+
+#include <memory>
+#include <string>
+
+#include "rbd/rbd_config.h"
+
+namespace tcmud {
+
+// Seconds a connect or a monitor command may take before open() gives up.
+inline constexpr unsigned rbd_connect_timeout = 5;
+
+class rbd_session {
+public:
+	~rbd_session();
+	rbd_session(const rbd_session &) = delete;
+	rbd_session &operator=(const rbd_session &) = delete;
+
+	// Returns the session, or nullptr with *error (-errno) and *reason.
+	static std::unique_ptr<rbd_session> open(const rbd_config &cfg, int *error,
+						 std::string *reason);
+	// Another handle on the same image through the same client (one per
+	// queue, for the measurement in rbd_backstore.h). 0 or -errno.
+	int open_image(rbd_image_t *image) const;
+
+	rbd_image_t image() const { return image_; }
+	rados_t cluster() const { return cluster_; }
+	// "client.admin", the conf file read (or "the default search path").
+	const std::string &who() const { return who_; }
+	bool cache_enabled() const { return cache_enabled_; }
+
+private:
+	rbd_session() = default;
+
+	rados_t cluster_ = nullptr;
+	rados_ioctx_t ioctx_ = nullptr;
+	rbd_image_t image_ = nullptr;
+	std::string image_name_;
+	std::string who_;
+	bool cache_enabled_ = false;
+};
+
+} // namespace tcmud
