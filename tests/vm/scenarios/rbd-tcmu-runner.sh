@@ -9,7 +9,7 @@ need_ceph
 load_target_stack
 rbd_image runner0 64M
 start_tcmu_runner
-trap 'rc=$?; cp /var/log/tcmu/tcmu-runner.log "$TCMUD_VM_OUT/$TCMUD_SCENARIO.runner.log" 2>/dev/null; (exit $rc); cleanup_scenario' EXIT
+trap 'rc=$?; cp /var/log/tcmu/tcmu-runner.log "$TCMUD_VM_OUT/$TCMUD_SCENARIO.runner.log" 2>/dev/null || true; cleanup_scenario $rc' EXIT
 
 cfg="$TCMUD_CEPH_POOL/runner0;conf=$CEPH_CONF"
 bs=$(create_user_backstore runner0 rbd "$cfg" $((64 << 20)))
