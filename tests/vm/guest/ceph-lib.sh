@@ -42,14 +42,16 @@ image_md5() {
 }
 
 # start_tcmu_runner: Debian's tcmu-runner in the background, logging to
-# /var/log/tcmu (copied to the host's share at the end).
+# /var/log/tcmu, once its rbd handler is registered; RUNNER_PID.
 start_tcmu_runner() {
 	mkdir -p /etc/tcmu /var/log/tcmu
 	tcmu-runner -l /var/log/tcmu &
 	RUNNER_PID=$!
 	stop_on_exit $RUNNER_PID
 	for _ in $(seq "$(scaled 50)"); do
-		grep -q "handler_rbd\|rbd" /var/log/tcmu/tcmu-runner.log 2>/dev/null && break
+		# A device added while it still loads its handlers (the rbd one takes
+		# seconds) can fail its enable.
+		grep -q "Handler rbd is registered" /var/log/tcmu/tcmu-runner.log 2>/dev/null && break
 		kill -0 $RUNNER_PID || fail "tcmu-runner exited at start"
 		sleep 0.2
 	done
