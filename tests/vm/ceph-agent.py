@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The host's hand in the guest's Ceph scenarios (tests/vm/run --ceph): the
 # cluster's daemons run on the host, so a scenario that stops the OSD under
 # I/O, or plays a second gateway with a host-side librbd client, asks this

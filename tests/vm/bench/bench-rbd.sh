@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The rbd rows of the benchmark (tests/vm/scenarios/bench-mq.sh with
 # BENCH_RBD=1, booted by scripts/bench.sh --rbd with the Ceph test bed on
 # the host): one 256 MiB image on the test bed's memstore OSD, prefilled,
@@ -55,11 +56,11 @@ bench_rbd_stock() {
 	start_tcmu_runner
 	runner=$RUNNER_PID
 	bs=$(bench_rbd_device bench-runner-rbd)
-	wait_uio_open $runner 60
+	wait_uio_open "$runner" 60
 	dev=$(export_via_loop "$bs")
 	bench_prepare_disk "$dev"
-	bench_run tcmu-runner-rbd "$dev" $runner
-	bench_stop_daemon $runner
+	bench_run tcmu-runner-rbd "$dev" "$runner"
+	bench_stop_daemon "$runner"
 	cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner-rbd.log"
 	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd; then
 		log "tcmud built without librbd: no tcmud rbd rows"

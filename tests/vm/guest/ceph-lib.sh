@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the Ceph (rbd) scenarios, sourced after lib.sh. The cluster
 # runs on the host in a network namespace of its own (tests/vm/run --ceph,
 # scripts/ceph-testbed.sh); the guest reaches its daemons over QEMU's user
@@ -92,6 +93,7 @@ tcmud_log_lines() { wc -l < "$TCMUD_LOG"; }
 # Prints its output; returns its status (124: the enable hung).
 try_create_user_backstore() {
 	local bound=$1; shift
+	# shellcheck disable=SC2016 # expanded by the inner bash
 	timeout "$bound" bash -c '. "$TCMUD_SRC/tests/vm/guest/lib.sh"; trap - EXIT
 		create_user_backstore "$@"' create "$@" 2>&1
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Debian's tcmu-runner rbd handler on the test bed's cluster (tests/vm/run
 # --ceph): the baseline tcmud's rbd handler replaces, and the proof that the
 # guest reaches the cluster. A 64 MiB image served through tcm_loop: INQUIRY

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud refuses an rbd backstore it cannot serve, at creation, naming the
 # cause in its log, and nothing hangs (the kernel waits for tcmud's netlink
 # reply without a bound): a pool, an image, a user that do not exist, a
@@ -31,7 +32,7 @@ refused() {
 	set -e
 	secs=$(($(date +%s) - start))
 	[ $rc -ne 124 ] || fail "$name: the enable hung (more than $((bound + 30)) s)"
-	[ $rc -ne 0 ] || fail "$name: a backstore with cfgstring '$cfg' was enabled"
+	[ $rc -ne 0 ] || fail "$name: a backstore with cfgstring '$cfg' was enabled ($out)"
 	[ "$secs" -le "$(scaled "$bound")" ] || fail "$name: refused only after $secs s (bound $bound s)"
 	why=$(tcmud_log_since "$before" "$cause")
 	[ -n "$why" ] || fail "$name: tcmud's log does not name the cause /$cause/: $(tail -n +"$((before + 1))" "$TCMUD_LOG")"

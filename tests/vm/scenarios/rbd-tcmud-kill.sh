@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud killed with SIGKILL and restarted under write+verify I/O to an rbd
 # backstore: fio sees no error and every pass verifies. Each restart takes
 # the device over and reopens the image; its exclusive lock still belongs

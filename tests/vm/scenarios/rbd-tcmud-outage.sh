@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The whole cluster (mon and OSD) stops under I/O to an rbd backstore and
 # comes back: while it is gone a write ends with CHECK CONDITION within the
 # configured osd_op_timeout (never a silent success, never a hang past the

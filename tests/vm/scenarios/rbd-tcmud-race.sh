@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Two gateways, one image: tcmud in the guest serves race0 and holds its
 # exclusive lock; a host-side librbd client takes the image over the way a
 # failing-over gateway does (`rbd lock rm`: break the lock, blocklist its
@@ -44,7 +45,7 @@ set -e
 expect_match "$sense" "SCSI Status: Check Condition" "status of tcmud's write after the takeover"
 log "tcmud's write after the takeover: $(echo "$sense" | grep -iE 'sense key|asc|additional' | tr '\n' ' ')"
 expect_match "$sense" "Not Ready|Data Protect" "sense key of tcmud's write after the takeover"
-out=$(timeout 300 $ack write "$dev" 0 8 /tmp/race.lost)
+out=$(timeout 300 python3 "$TCMUD_SRC/tests/vm/guest/ack-io.py" write "$dev" 0 8 /tmp/race.lost)
 log "block-layer writes after the takeover: $out"
 expect_match "$out" "^acked 0 failed 8" "tcmud's writes after the takeover"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # targetcli drives tcmud's rbd backstore over a real system bus, as an
 # administrator would: user:rbd with tcmu-runner's cfgstring (what a saved
 # configuration from it holds), a bad cfgstring refused through CheckConfig
@@ -34,7 +35,8 @@ sd_of_loopback() {
 	local addr sd
 	for _ in $(seq 150); do
 		addr=$(cat "$TARGET/loopback/$1/tpgt_1/address" 2>/dev/null || true)
-		sd=$( [ -n "$addr" ] && ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
+		sd=""
+		[ -z "$addr" ] || sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
 		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
 		sleep 0.2
 	done

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tcmud's rbd backstore on the test bed's cluster (tests/vm/run --ceph): a
 # 64 MiB image through tcm_loop passes the sg3_utils checks tcmud-scsi runs
 # on a file (identity, thin provisioning, UNMAP, WRITE SAME, COMPARE AND
