@@ -15,14 +15,44 @@ import tempfile
 
 # Row labels in the order the guest runs them, with what each one is.
 KNOWN = {"fileio": ("fileio", "stock", None), "tcmu-runner": ("tcmu-runner", "stock", None),
-         "tcmud": ("tcmud", "stock", None)}
+         "tcmud": ("tcmud", "stock", None),
+         "tcmu-runner-rbd": ("tcmu-runner rbd", "stock", None), "tcmud-rbd": ("tcmud rbd", "stock", None)}
 
 
 def describe(label):
-    """label -> (target, modules, nr_queues)"""
+    """label -> (target, modules, nr_queues): tcmud-Nq, tcmud-rbd-Nq on the patched modules"""
     if label in KNOWN:
         return KNOWN[label]
+    if label.startswith("tcmud-rbd-"):
+        return ("tcmud rbd", "patched", int(label[len("tcmud-rbd-"):-1]))
     return ("tcmud", "patched", int(label[len("tcmud-"):-1]))
+
+
+def rbd_summary(doc, workloads):
+    """The rbd rows against the goals of issue 10: tcmud rbd / tcmu-runner rbd,
+    and / `rbd bench` on the host, at 2 fio jobs."""
+    ceiling = {w: float(ops) for w, _, ops in doc["rbd_bench"]}
+    if not ceiling:
+        return []
+    by = {(r["label"], r["workload"], r["jobs"]): r for r in doc["results"]}
+    tcmud = sorted({r["label"] for r in doc["results"] if r["target"] == "tcmud rbd"})
+    out = ["", "## rbd: against tcmu-runner and librbd's ceiling (2 fio jobs)", "",
+           f"`rbd bench` on the host: rand, {doc['rbd_bench'][0][1]} threads, rbd_cache=false "
+           "(the depth of 2 fio jobs x iodepth).", "",
+           "| workload | rbd bench ops/s | tcmu-runner rbd | " +
+           " | ".join(f"{l} (x runner, % of rbd bench)" for l in tcmud) + " |",
+           "|" + "---|" * (3 + len(tcmud))]
+    for w in workloads:
+        runner = by.get(("tcmu-runner-rbd", w, 2), {}).get("iops")
+        cells = []
+        for l in tcmud:
+            iops = by.get((l, w, 2), {}).get("iops")
+            ratio = f"x{iops / runner:.2f}" if iops and runner else "–"
+            pct = f"{100 * iops / ceiling[w]:.0f} %" if iops and ceiling.get(w) else "–"
+            cells.append(f"{fmt(iops)} ({ratio}, {pct})")
+        out.append("| " + " | ".join([w, fmt(round(ceiling[w])) if w in ceiling else "–", fmt(runner)] + cells)
+                   + " |")
+    return out
 
 
 def fio_result(path):
@@ -110,6 +140,7 @@ def markdown(doc, labels, workloads, jobs_set):
         out += [f"| {q['label']} | {q['queue']} | {q['commands']:,} | {q['doorbells']:,} | "
                 f"{fmt(round(q['commands'] / q['doorbells'], 2) if q['doorbells'] else None, 2)} |"
                 for q in doc["queues"]]
+    out += rbd_summary(doc, workloads)
     return "\n".join(out) + "\n"
 
 
@@ -170,12 +201,15 @@ def main():
                      "target), prefilled (1 MiB of random bytes repeated), exported through tcm_loop "
                      "with the none scheduler; fio libaio direct=1 time_based; fileio = LIO "
                      "target_core_file; tcmu-runner = Debian's qcow handler on the raw image; "
-                     "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N",
+                     "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N; "
+                     "*-rbd = the same daemons on a prefilled 256 MiB rbd image of a one-node "
+                     "memstore Ceph on the host (scripts/ceph-testbed.sh), librbd cache off",
                commands_note="SCSI commands completed by the disk (/sys/block/sdX/stat) over the "
                              "whole fio run incl. ramp; 128k reads are 2 commands on tcmu-runner "
                              "(max_sectors_kb 64), 1 on fileio and tcmud; ctxsw = voluntary + involuntary "
                              "switches of all the daemon's threads; CPU = utime + stime of the daemon",
-               results=rows, callgrind=callgrind, queues=queues)
+               results=rows, callgrind=callgrind, queues=queues,
+               rbd_bench=read_tsv(os.path.join(args.bench, "rbd-bench.tsv")))
     plot(doc, labels, workloads, jobs_set, doc["png"])
     with open(args.stem + ".json", "w") as f:
         json.dump(doc, f, indent=1)

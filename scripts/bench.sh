@@ -16,7 +16,7 @@
 #                    [--workloads "randread-4k randwrite-4k randread-128k"]
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
-#                    [--revision REV]
+#                    [--revision REV] [--rbd]
 #
 # --build   meson build directory with daemon/core/tcmud (default: build)
 # --kmod    patched modules (default: kmod/build.sh into <build>/kmod-patched);
@@ -26,6 +26,11 @@
 # --runtime/--ramp  seconds per fio run (default 5 after a 1 s ramp)
 # --quick   smoke mode: one job, 1 s, no ramp, 50 callgrind reads per job
 # --out     where <date>-mq.{json,md,png} go (default: bench-results)
+# --rbd     rbd rows too, in the same boot: a one-node Ceph (memstore) on
+#           the host (scripts/ceph-testbed.sh), one image served by Debian's
+#           tcmu-runner rbd handler and by tcmud (stock, then nr_queues N on
+#           the patched modules), librbd cache off; and `rbd bench` on the
+#           host at the 2-job fio depth, librbd's own ceiling
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
@@ -34,7 +39,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
-iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit=""
+iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -45,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--revision) commit=$2; shift 2 ;;
+	--rbd) rbd=1; shift ;;
 	--runtime) runtime=$2; shift 2 ;;
 	--ramp) ramp=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
@@ -55,7 +61,7 @@ while [ $# -gt 0 ]; do
 	--callgrind-jobs) callgrind_jobs=$2; shift 2 ;;
 	--no-callgrind) callgrind=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,36p' "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -63,12 +69,13 @@ done
 [ -x "$build/daemon/core/tcmud" ] ||
 	{ echo "bench: no $build/daemon/core/tcmud (meson setup $build && ninja -C $build)" >&2; exit 2; }
 kmod_args=()
+[ $rbd = 0 ] || kmod_args+=(--ceph memstore)
 if [ $use_kmod = 1 ]; then
 	if [ -z "$kmod" ]; then
 		kmod=$build/kmod-patched
 		"$src/kmod/build.sh" "$kmod" >&2
 	fi
-	kmod_args=(--kmod "$kmod")
+	kmod_args+=(--kmod "$kmod")
 fi
 
 # The scenario's parameters, for this run only.
@@ -83,6 +90,7 @@ BENCH_IODEPTH=$iodepth
 BENCH_CALLGRIND=$callgrind
 BENCH_CALLGRIND_IOS=$callgrind_ios
 BENCH_CALLGRIND_JOBS=$callgrind_jobs
+BENCH_RBD=$rbd
 ENV
 vmout=$build/vm-out/bench-mq
 # The scenario's revision, taken before the boot: others may commit during it.

@@ -38,6 +38,16 @@ mount --bind "$TCMUD_KERNEL_ROOT/lib/modules" /lib/modules
 sysctl -qw kernel.hung_task_timeout_secs=$((60 * TCMUD_TIME_SCALE)) 2>/dev/null
 echo 1 > /proc/sys/kernel/sysrq
 
+# Guest networking, for the Ceph scenarios only (tests/vm/run --ceph):
+# QEMU's user-mode network, the address and gateway slirp expects.
+if [ "${TCMUD_GUEST_NET:-0}" = 1 ]; then
+	modprobe virtio_net
+	ip link set lo up
+	ip link set eth0 up
+	ip addr add 10.0.2.15/24 dev eth0
+	ip route add default via 10.0.2.2
+	echo "guest: eth0 10.0.2.15, cluster at ${TCMUD_CEPH_MON_IP:-?}"
+fi
 echo "guest: up after $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"
 : > "$out/results"
 while read -r name; do

@@ -8,6 +8,9 @@
 #     tcmud        user:file on the classic single-ring ABI
 #   patched modules (--kmod; inserted after the stock ones are unloaded):
 #     tcmud-<N>q   tcmud on a device with nr_queues=N, for N in BENCH_QUEUES
+# and with BENCH_RBD=1 (scripts/bench.sh --rbd) the same on an rbd image of
+# the host's Ceph test bed: tcmu-runner-rbd, tcmud-rbd, tcmud-rbd-<N>q, and
+# `rbd bench` on the host (tests/vm/bench/bench-rbd.sh)
 # and every workload x jobs value of bench-lib.sh runs against each. No two
 # daemons run at once. After each half, unless BENCH_CALLGRIND=0,
 # tests/vm/bench/callgrind.sh counts instructions per command for that
@@ -15,6 +18,8 @@
 # Results land in /vm-out/bench/ for the host to tabulate.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
+. "$TCMUD_SRC/tests/vm/guest/ceph-lib.sh"
+. "$TCMUD_SRC/tests/vm/bench/bench-rbd.sh"
 kmod=${TCMUD_KMOD:-}
 
 build_id() { od -An -tx1 "/sys/module/$1/notes/.note.gnu.build-id" | tr -d ' \n' | tail -c 40; }
@@ -125,6 +130,8 @@ bench_prepare_disk "$dev"
 bench_run tcmud "$dev" "$TCMUD_PID"
 bench_stop_daemon "$TCMUD_PID"
 bench_queue_totals tcmud bench-tcmud "$TCMUD_LOG"
+# BENCH_RBD=1: the same workloads on an rbd image (tests/vm/bench/bench-rbd.sh).
+bench_rbd_stock
 
 callgrind_ok=1
 callgrind_stage tcmud tcmu-runner || callgrind_ok=0
@@ -165,6 +172,7 @@ for nq in $BENCH_QUEUES; do
 	bench_queue_totals "tcmud-${nq}q" "bench-q$nq" "$TCMUD_LOG"
 	labels+=("tcmud-${nq}q")
 done
+bench_rbd_patched
 bench_stop_daemon "$TCMUD_PID"
 callgrind_stage "${labels[@]}" || trap - EXIT
 log "bench done"

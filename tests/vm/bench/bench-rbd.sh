@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The rbd rows of the benchmark (tests/vm/scenarios/bench-mq.sh with
+# BENCH_RBD=1, booted by scripts/bench.sh --rbd with the Ceph test bed on
+# the host): one 256 MiB image on the test bed's memstore OSD, prefilled,
+# served by Debian's tcmu-runner rbd handler and by tcmud's (librbd's cache
+# off for both: tcmu-runner forces it off, tcmud's default), with the same
+# workloads and jobs as the file rows; and librbd's own ceiling, `rbd bench`
+# on the host at the depth of the 2-job fio runs, into rbd-bench.tsv
+# (workload threads ops_per_sec). Sourced after lib.sh, ceph-lib.sh and
+# bench-lib.sh.
+BENCH_RBD_IMAGE=bench-rbd
+BENCH_RBD_SIZE=$((256 << 20))
+
+bench_rbd_enabled() { [ "${BENCH_RBD:-0}" = 1 ]; }
+
+# bench_rbd_prepare: the image, written once end to end (reads of objects
+# that do not exist yet would cost the OSD nothing), and the host's ceiling.
+bench_rbd_prepare() {
+	local w args threads line
+	[ -n "${TCMUD_CEPH_AGENT:-}" ] || fail "BENCH_RBD=1 without the Ceph test bed (bench.sh --rbd)"
+	rbd_image $BENCH_RBD_IMAGE $((BENCH_RBD_SIZE >> 20))M
+	host_ceph rbd bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 \
+		--io-total $BENCH_RBD_SIZE "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" >/dev/null ||
+		fail "prefilling the rbd image"
+	threads=$((BENCH_IODEPTH * 2))
+	: > "$BENCH_OUT/rbd-bench.tsv"
+	for w in $BENCH_WORKLOADS; do
+		case $w in
+		randread-4k) args="--io-type read --io-size 4K --io-total 128M" ;;
+		randwrite-4k) args="--io-type write --io-size 4K --io-total 64M" ;;
+		randread-128k) args="--io-type read --io-size 128K --io-total 1G" ;;
+		esac
+		# shellcheck disable=SC2086
+		line=$(host_ceph rbd bench --rbd-cache=false --io-pattern rand $args \
+			--io-threads $threads "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" | grep 'ops/sec:' | tail -1)
+		printf '%s\t%s\t%s\n' "$w" "$threads" "$(echo "$line" | sed 's/.*ops\/sec: *\([0-9.]*\).*/\1/')" \
+			>> "$BENCH_OUT/rbd-bench.tsv"
+		log "rbd bench on the host, $w x$threads: $line"
+	done
+}
+
+# bench_rbd_device NAME [ATTRS]: the image as a TCMU device, exported.
+bench_rbd_device() {
+	local bs
+	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 ${2:-}" create_user_backstore "$1" rbd \
+		"$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE;conf=$CEPH_CONF" $BENCH_RBD_SIZE)
+	echo "$bs"
+}
+
+# Stock modules: tcmu-runner's rbd handler, then tcmud's.
+bench_rbd_stock() {
+	local bs dev runner
+	bench_rbd_enabled || return 0
+	bench_rbd_prepare
+	: > /var/log/tcmu/tcmu-runner.log
+	start_tcmu_runner
+	runner=$RUNNER_PID
+	bs=$(bench_rbd_device bench-runner-rbd)
+	wait_uio_open "$runner" 60
+	dev=$(export_via_loop "$bs")
+	bench_prepare_disk "$dev"
+	bench_run tcmu-runner-rbd "$dev" "$runner"
+	bench_stop_daemon "$runner"
+	cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner-rbd.log"
+	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd; then
+		log "tcmud built without librbd: no tcmud rbd rows"
+		return 0
+	fi
+	start_tcmud
+	bs=$(bench_rbd_device bench-tcmud-rbd)
+	wait_uio_open "$TCMUD_PID" 60
+	dev=$(export_via_loop "$bs")
+	bench_prepare_disk "$dev"
+	bench_run tcmud-rbd "$dev" "$TCMUD_PID"
+	bench_stop_daemon "$TCMUD_PID"
+	bench_queue_totals tcmud-rbd bench-tcmud-rbd "$TCMUD_LOG"
+}
+
+# Patched modules, tcmud running: one device per queue count in turn.
+bench_rbd_patched() {
+	local nq bs dev
+	bench_rbd_enabled || return 0
+	ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd || return 0
+	for nq in $BENCH_QUEUES; do
+		bs=$(bench_rbd_device "bench-rbd-q$nq" "nr_queues=$nq")
+		wait_uio_open "$TCMUD_PID" 60
+		dev=$(export_via_loop "$bs")
+		bench_prepare_disk "$dev"
+		bench_run "tcmud-rbd-${nq}q" "$dev" "$TCMUD_PID"
+		remove_all_targets
+		bench_queue_totals "tcmud-rbd-${nq}q" "bench-rbd-q$nq" "$TCMUD_LOG"
+	done
+}
