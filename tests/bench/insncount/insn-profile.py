@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""insn-profile.py OUT FROM_MARK TO_MARK [TOP] - the top kernel functions between two marks.
+
+OUT is the out directory of a boot made with tests/vm/run --insn-profile
+(scripts/bench.sh --insn does that): OUT/marks/prof.<mark> holds the
+plugin's cumulative instruction count per kernel TB start address at that
+mark ("<vaddr hex> <insns>"), OUT/kallsyms.txt the guest's /proc/kallsyms
+(saved by the scenario once every module is loaded). Prints the TOP (default
+30) kernel symbols by instructions executed between the two marks, and per
+command when OUT/bench-insn/intervals.tsv knows the interval's commands.
+
+The per-TB counters are inline adds shared between vCPUs, so they can lose
+updates: the figures are approximate (the plugin's main counters are exact;
+compare the "profile sum" line with bench-insn-report's kernel count).
+Counts are raw: a rep-prefixed copy counts every iteration.
+Example: insn-profile.py build/vm-out/bench-insn tcmud.randread-4k.r1.from tcmud.randread-4k.r1.to
+"""
+import bisect
+import collections
+import os
+import sys
+
+
+def load_prof(path):
+    counts = {}
+    for line in open(path):
+        a, c = line.split()
+        counts[int(a, 16)] = int(c)
+    return counts
+
+
+def load_syms(path):
+    syms = []
+    for line in open(path):
+        f = line.split()
+        if len(f) < 3 or f[1] not in "tTwW":
+            continue
+        syms.append((int(f[0], 16), f[2] + (" " + f[3] if len(f) > 3 else "")))
+    syms.sort()
+    return syms
+
+
+def commands_of(out, a, b):
+    path = os.path.join(out, "bench-insn", "intervals.tsv")
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if f[3] == a and f[4] == b and int(f[5]):
+                return int(f[5])
+    return None
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        sys.exit(2)
+    out, a, b = sys.argv[1:4]
+    top = int(sys.argv[4]) if len(sys.argv) > 4 else 30
+    pa = load_prof(os.path.join(out, "marks", "prof." + a))
+    pb = load_prof(os.path.join(out, "marks", "prof." + b))
+    syms = load_syms(os.path.join(out, "kallsyms.txt"))
+    if not syms:
+        sys.exit(f"insn-profile: no text symbols in {out}/kallsyms.txt (kptr_restrict?)")
+    addrs = [s[0] for s in syms]
+    agg = collections.Counter()
+    total = 0
+    for va, c in pb.items():
+        d = c - pa.get(va, 0)
+        if d <= 0:
+            continue
+        total += d
+        i = bisect.bisect_right(addrs, va) - 1
+        agg[syms[i][1] if i >= 0 else hex(va)] += d
+    cmds = commands_of(out, a, b)
+    print(f"kernel instructions {a} -> {b} (profile sum): {total:,}"
+          + (f", {cmds:,} commands: {total / cmds:,.0f} per command" if cmds else ""))
+    for name, c in agg.most_common(top):
+        per = f" {c / cmds:>10,.0f}/cmd" if cmds else ""
+        print(f"{c:>15,} {c / total:6.1%}{per}  {name}")
+
+
+if __name__ == "__main__":
+    main()
