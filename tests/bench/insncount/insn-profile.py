@@ -8,6 +8,9 @@ mark ("<vaddr hex> <insns>"), OUT/kallsyms.txt the guest's /proc/kallsyms
 (saved by the scenario once every module is loaded). Prints the TOP (default
 30) kernel symbols by instructions executed between the two marks, and per
 command when OUT/bench-insn/intervals.tsv knows the interval's commands.
+When the run has a "null" interval (two marks back to back: null.r1.from,
+null.r1.to), its profile is subtracted per symbol, as bench-insn-report.py
+subtracts a mark pair's cost from the totals (--keep-marks: do not).
 
 The per-TB counters are inline adds shared between vCPUs, so they can lose
 updates: the figures are approximate (the plugin's main counters are exact;
@@ -50,29 +53,38 @@ def commands_of(out, a, b):
     return None
 
 
-def main():
-    if len(sys.argv) < 4:
-        print(__doc__)
-        sys.exit(2)
-    out, a, b = sys.argv[1:4]
-    top = int(sys.argv[4]) if len(sys.argv) > 4 else 30
+def by_symbol(out, a, b, syms, addrs):
     pa = load_prof(os.path.join(out, "marks", "prof." + a))
     pb = load_prof(os.path.join(out, "marks", "prof." + b))
+    agg = collections.Counter()
+    for va, c in pb.items():
+        d = c - pa.get(va, 0)
+        if d > 0:
+            i = bisect.bisect_right(addrs, va) - 1
+            agg[syms[i][1] if i >= 0 else hex(va)] += d
+    return agg
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--keep-marks"]
+    if len(args) < 3:
+        print(__doc__)
+        sys.exit(2)
+    out, a, b = args[:3]
+    top = int(args[3]) if len(args) > 3 else 30
     syms = load_syms(os.path.join(out, "kallsyms.txt"))
     if not syms:
         sys.exit(f"insn-profile: no text symbols in {out}/kallsyms.txt (kptr_restrict?)")
     addrs = [s[0] for s in syms]
-    agg = collections.Counter()
-    total = 0
-    for va, c in pb.items():
-        d = c - pa.get(va, 0)
-        if d <= 0:
-            continue
-        total += d
-        i = bisect.bisect_right(addrs, va) - 1
-        agg[syms[i][1] if i >= 0 else hex(va)] += d
+    agg = by_symbol(out, a, b, syms, addrs)
+    note = ""
+    if "--keep-marks" not in sys.argv and os.path.exists(os.path.join(out, "marks", "prof.null.r1.to")):
+        agg.subtract(by_symbol(out, "null.r1.from", "null.r1.to", syms, addrs))
+        agg = collections.Counter({k: v for k, v in agg.items() if v > 0})
+        note = " less the null interval's (a mark pair's cost)"
+    total = sum(agg.values())
     cmds = commands_of(out, a, b)
-    print(f"kernel instructions {a} -> {b} (profile sum): {total:,}"
+    print(f"kernel instructions {a} -> {b} (profile sum{note}): {total:,}"
           + (f", {cmds:,} commands: {total / cmds:,.0f} per command" if cmds else ""))
     for name, c in agg.most_common(top):
         per = f" {c / cmds:>10,.0f}/cmd" if cmds else ""
