@@ -65,16 +65,18 @@ def analyse(vmout):
     meta = dict(line.strip().split("=", 1) for line in open(os.path.join(bench, "meta.env")) if "=" in line)
     runs, nulls = [], []
     for line in open(os.path.join(bench, "intervals.tsv")):
-        label, workload, rep, a, b, cmds, ios = line.split()
+        f = line.split()
+        label, workload, rep, a, b, cmds, ios = f[:7]
         if a not in marks or b not in marks:
             continue
         d = derived(interval(marks, a, b))
+        d["ticks"] = int(f[7]) if len(f) > 7 else 0
         if label == "null":
             nulls.append(d)
         else:
             runs.append(dict(label=label, workload=workload, rep=int(rep), commands=int(cmds), ios=int(ios),
                              counts=d))
-    keys = list(derived({k: 0 for k in FIELDS}).keys())
+    keys = list(derived({k: 0 for k in FIELDS}).keys()) + ["ticks"]
     null = {k: round(statistics.median(n[k] for n in nulls)) if nulls else 0 for k in keys}
     rows = []
     for label in dict.fromkeys(r["label"] for r in runs):
@@ -83,6 +85,7 @@ def analyse(vmout):
             per_rep = []
             for r in reps:
                 c = {k: r["counts"][k] - null[k] for k in keys}
+                c["ticks"] = r["counts"]["ticks"]  # the marks' own ticks are not in it
                 per_rep.append(dict(rep=r["rep"], commands=r["commands"], ios=r["ios"],
                                     per_cmd={k: c[k] / r["commands"] for k in keys} if r["commands"] else None,
                                     per_io={k: c[k] / r["ios"] for k in keys}))
@@ -90,7 +93,8 @@ def analyse(vmout):
             row = dict(label=label, workload=workload, reps=per_rep,
                        commands_per_io=round(statistics.median(p["commands"] / p["ios"] for p in per_rep), 3))
             for unit in ("per_cmd", "per_io"):
-                row[unit] = {k: round(statistics.median(p[unit][k] for p in ok)) for k in keys} if ok else None
+                row[unit] = {k: round(statistics.median(p[unit][k] for p in ok), 3 if k == "ticks" else None)
+                             for k in keys} if ok else None
             # the spread of the total between repetitions, in % of the median
             tot = [p["per_io"]["total_arch"] for p in per_rep]
             row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
@@ -119,8 +123,8 @@ def markdown(doc):
            f"Host load at the start `{doc['host_load_start']}`, end `{doc['host_load_end']}`; "
            f"the boot took {doc['wall_s']} s wall.", "",
            "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x fileio "
-           "| raw/I/O | raw x fileio | rep/I/O | spread |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| raw/I/O | raw x fileio | rep/I/O | spread | ticks/I/O |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c, i = r["per_cmd"] or {}, r["per_io"] or {}
         b = base.get(r["workload"], {}).get("per_io")
@@ -130,9 +134,10 @@ def markdown(doc):
             r["label"], r["workload"], f"{r['commands_per_io']:.2f}", fmt(c.get("user_arch")),
             fmt(c.get("kernel_arch")), fmt(c.get("total_arch")), fmt(i.get("total_arch")), ratio,
             fmt(i.get("total_raw")), rratio, fmt((i.get("user_rep") or 0) + (i.get("kernel_rep") or 0)),
-            f"{r['spread_pct']}%"]) + " |")
+            f"{r['spread_pct']}%", f"{i.get('ticks', 0):.3f}"]) + " |")
     out += ["", "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
-            "over the repetitions."]
+            "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
+            "instructions, and a loaded host makes more of them per I/O)."]
     return "\n".join(out) + "\n"
 
 

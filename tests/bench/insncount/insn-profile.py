@@ -15,13 +15,19 @@ subtracts a mark pair's cost from the totals (--keep-marks: do not).
 The per-TB counters are inline adds shared between vCPUs, so they can lose
 updates: the figures are approximate (the plugin's main counters are exact;
 compare the "profile sum" line with bench-insn-report's kernel count).
-Counts are raw: a rep-prefixed copy counts every iteration.
+Counts are raw: a rep-prefixed copy counts every iteration, and spin-wait
+loops are in (the report's counts leave them out): such functions are
+tagged "(spin-wait)"; their share depends on host scheduling.
 Example: insn-profile.py build/vm-out/bench-insn tcmud.randread-4k.r1.from tcmud.randread-4k.r1.to
 """
 import bisect
 import collections
 import os
 import sys
+
+
+# kernel functions that are (mostly) PAUSE loops
+SPIN = ("spin_lock_slowpath", "spin_on_owner", "osq_lock", "cpu_relax")
 
 
 def load_prof(path):
@@ -88,7 +94,8 @@ def main():
           + (f", {cmds:,} commands: {total / cmds:,.0f} per command" if cmds else ""))
     for name, c in agg.most_common(top):
         per = f" {c / cmds:>10,.0f}/cmd" if cmds else ""
-        print(f"{c:>15,} {c / total:6.1%}{per}  {name}")
+        spin = "  (spin-wait)" if any(s in name for s in SPIN) else ""
+        print(f"{c:>15,} {c / total:6.1%}{per}  {name}{spin}")
 
 
 if __name__ == "__main__":

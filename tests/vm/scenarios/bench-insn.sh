@@ -13,7 +13,11 @@
 # Commands come from /sys/block/<disk>/stat. Marks taken back to back the
 # same way (the "null" interval) measure what a mark pair itself costs.
 # Leaves in /vm-out/bench-insn/: intervals.tsv (label workload rep from to
-# commands ios), meta.env; /vm-out/kallsyms.txt for the profile.
+# commands ios ticks), meta.env; /vm-out/kallsyms.txt for the profile.
+# ticks: local timer interrupts on all CPUs during the fio run. A tick costs
+# the guest instructions, and ticks per I/O grow when the host is loaded (the
+# guest's clock is the host's): the figure that says how much of a spread
+# between repetitions that explains.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
 [ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
@@ -37,30 +41,39 @@ ios_of() {
 	esac
 }
 
+# Local timer interrupts so far, all CPUs.
+loc_total() { awk '/^ *LOC:/ {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i} END {print s + 0}' /proc/interrupts; }
+
 # insn_fio LABEL WORKLOAD REP DEV: one counted fio run.
 insn_fio() {
-	local label=$1 workload=$2 rep=$3 dev=$4 ios c0 c1 args from to
+	local label=$1 workload=$2 rep=$3 dev=$4 ios c0 c1 t0 t1 args from to
 	read -ra args < <(bench_workload_args "$workload")
 	ios=$(ios_of "$workload")
 	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
+	t0=$(loc_total)
 	c0=$(disk_commands "$dev")
 	fio --name="$workload" --filename="$dev" --direct=1 --ioengine=libaio \
 		--iodepth=16 --numjobs=1 --number_ios="$ios" --size=256M "${args[@]}" \
 		--exec_prerun="$markcmd $from 20000" --exec_postrun="$markcmd $to 20000" \
 		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
 	c1=$(disk_commands "$dev")
+	t1=$(loc_total)
 	grep -q "^$from " /tmp/insn/marks.log && grep -q "^$to " /tmp/insn/marks.log ||
 		fail "$label $workload: mark $from or $to not acknowledged"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
-		$((c1 - c0)) "$ios" >> "$out/intervals.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
+		$((c1 - c0)) "$ios" $((t1 - t0)) >> "$out/intervals.tsv"
 	log "$label $workload rep $rep: $((c1 - c0)) commands for $ios I/Os"
 }
 
 # insn_null REP: two marks back to back through sh -c, as fio's exec does.
 insn_null() {
+	local t0 t1
+	t0=$(loc_total)
 	sh -c "$markcmd null.r$1.from 20000" || fail "mark null.r$1.from not acknowledged"
 	sh -c "$markcmd null.r$1.to 20000" || fail "mark null.r$1.to not acknowledged"
-	printf 'null\t-\t%s\tnull.r%s.from\tnull.r%s.to\t0\t0\n' "$1" "$1" "$1" >> "$out/intervals.tsv"
+	t1=$(loc_total)
+	printf 'null\t-\t%s\tnull.r%s.from\tnull.r%s.to\t0\t0\t%s\n' "$1" "$1" "$1" $((t1 - t0)) \
+		>> "$out/intervals.tsv"
 }
 
 # insn_run LABEL DEV: every workload, every repetition, interleaved
@@ -91,6 +104,9 @@ python3 -c 'import os, sys
 block = os.urandom(1 << 20)
 with open(sys.argv[1], "wb") as f:
     for _ in range(256): f.write(block)' $img
+# Written back now, not by the flusher during a counted run (seen: one
+# fileio interval with 114 MB of extra copies, 30 s after the prefill).
+sync
 {
 	echo "kernel=$(uname -r)"
 	echo "guest_cpus=$(nproc)"
@@ -140,6 +156,8 @@ if modprobe ublk_drv 2>/dev/null && [ -x "$TCMUD_BUILD/tests/bench/ublk_file_ser
 	done
 	ublkdev=$(cat /tmp/ublk.out)
 	[ -b "$ublkdev" ] || fail "ublk_file_server: no block device ($ublkdev)"
+	# It serves the file's data, not merely some data.
+	cmp -n $((8 << 20)) "$ublkdev" "$img" || fail "$ublkdev differs from $img"
 	insn_run ublk "$ublkdev"
 	kill $ublk
 	wait $ublk || fail "ublk_file_server did not stop cleanly: $(cat "$out/ublk.log")"
