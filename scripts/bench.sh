@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
 	--insn-reps) insn_reps=$2; shift 2 ;;
 	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,39p' "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
