@@ -37,7 +37,8 @@
 #           tcmud (stock modules) and a ublk server, 4k and 128k randread;
 #           writes <date>-insn.{json,md,png}. --insn-reps N repetitions
 #           (default 3); --no-profile leaves out the per-TB kernel profile
-#           (tests/bench/insncount/insn-profile.py). docs/benchmarks.md.
+#           (tests/bench/insncount/insn-profile.py). With --kmod DIR also
+#           tcmud on kmod/'s modules (nr_queues 1). docs/benchmarks.md.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 command="scripts/bench.sh $*"
@@ -68,7 +69,7 @@ while [ $# -gt 0 ]; do
 	--insn-reps) insn_reps=$2; shift 2 ;;
 	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,40p' "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -88,7 +89,7 @@ bench_insn() {
 	bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	load_start=$(uptime) start=$(date +%s)
 	"$src/tests/vm/run" --build "$build" --smp "$smp" --mem "$mem" --timeout "$timeout" \
-		--out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
+		${kmod:+--kmod "$kmod"} --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
 		[ -s "$vmout/bench-insn/intervals.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
 	wall=$(($(date +%s) - start)) load_end=$(uptime)
 	tree=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \

@@ -5,7 +5,8 @@ OUT is the out directory of a boot made with tests/vm/run --insn-profile
 (scripts/bench.sh --insn does that): OUT/marks/prof.<mark> holds the
 plugin's cumulative instruction count per kernel TB start address at that
 mark ("<vaddr hex> <insns>"), OUT/kallsyms.txt the guest's /proc/kallsyms
-(saved by the scenario once every module is loaded). Prints the TOP (default
+(saved by the scenario once every module is loaded; for marks of the rows on
+kmod/'s modules, tcmud-<N>q.*, OUT/kallsyms-patched.txt). Prints the TOP (default
 30) kernel symbols by instructions executed between the two marks, and per
 command when OUT/bench-insn/intervals.tsv knows the interval's commands.
 When the run has a "null" interval (two marks back to back: null.r1.from,
@@ -23,6 +24,7 @@ Example: insn-profile.py build/vm-out/bench-insn tcmud.randread-4k.r1.from tcmud
 import bisect
 import collections
 import os
+import re
 import sys
 
 
@@ -78,9 +80,12 @@ def main():
         sys.exit(2)
     out, a, b = args[:3]
     top = int(args[3]) if len(args) > 3 else 30
-    syms = load_syms(os.path.join(out, "kallsyms.txt"))
+    ksyms = os.path.join(out, "kallsyms.txt")
+    if re.match(r"tcmud-[0-9]+q[.]", a) and os.path.exists(os.path.join(out, "kallsyms-patched.txt")):
+        ksyms = os.path.join(out, "kallsyms-patched.txt")
+    syms = load_syms(ksyms)
     if not syms:
-        sys.exit(f"insn-profile: no text symbols in {out}/kallsyms.txt (kptr_restrict?)")
+        sys.exit(f"insn-profile: no text symbols in {ksyms} (kptr_restrict?)")
     addrs = [s[0] for s in syms]
     agg = by_symbol(out, a, b, syms, addrs)
     note = ""

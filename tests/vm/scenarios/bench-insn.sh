@@ -6,6 +6,10 @@
 #   tcmu-runner  Debian's, qcow handler on the raw image, through tcm_loop
 #   tcmud        user:file, through tcm_loop (stock modules)
 #   ublk         tests/bench/ublk_file_server, /dev/ublkbN (no SCSI at all)
+# and with --kmod (after the stock modules are swapped for kmod/'s):
+#   tcmud-<N>q   tcmud on a device with nr_queues=N, N in BENCH_INSN_QUEUES
+#                (default 1: with one fio job one CPU submits, so one queue
+#                works whatever N is)
 # For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
@@ -13,7 +17,8 @@
 # Commands come from /sys/block/<disk>/stat. Marks taken back to back the
 # same way (the "null" interval) measure what a mark pair itself costs.
 # Leaves in /vm-out/bench-insn/: intervals.tsv (label workload rep from to
-# commands ios ticks), meta.env; /vm-out/kallsyms.txt for the profile.
+# commands ios ticks), meta.env; /vm-out/kallsyms.txt for the profile
+# (kallsyms-patched.txt for the patched rows: the modules moved).
 # ticks: local timer interrupts on all CPUs during the fio run. A tick costs
 # the guest instructions, and ticks per I/O grow when the host is loaded (the
 # guest's clock is the host's): the figure that says how much of a spread
@@ -92,7 +97,8 @@ insn_run() {
 	done
 }
 
-load_target_stack
+kmod=${TCMUD_KMOD:-}
+TCMUD_KMOD="" load_target_stack
 modprobe loop
 modprobe xfs
 truncate -s 400M /tmp/xfs.img
@@ -167,5 +173,24 @@ else
 fi
 # After every module is loaded: the profile's symbols (module text included).
 cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms.txt"
+
+# The patched modules (kmod/), same file, tcmud only.
+if [ -n "$kmod" ]; then
+	remove_all_targets
+	rmdir "$TARGET"/core/user_* 2>/dev/null || true
+	rmmod target_core_user uio || fail "could not unload the stock TCMU modules"
+	TCMUD_KMOD=$kmod load_target_stack
+	start_tcmud
+	for nq in ${BENCH_INSN_QUEUES:-1}; do
+		bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+			create_user_backstore "insn-q$nq" file $img $size)
+		expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "insn-q$nq attrib/nr_queues"
+		wait_uio_open "$TCMUD_PID" 30
+		insn_run "tcmud-${nq}q" "$(export_via_loop "$bs")"
+		remove_all_targets
+	done
+	bench_stop_daemon "$TCMUD_PID"
+	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-patched.txt"
+fi
 cp /tmp/insn/marks.log "$out/guest-marks.log"
 log "bench-insn done"
