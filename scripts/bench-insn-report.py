@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Tabulates one counted boot of tests/vm/scenarios/bench-insn.sh (scripts/bench.sh --insn).
 
 Reads the VM's out directory: marks/counts-ext.txt (the insncount plugin's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fetch-qemu-header.sh - the QEMU plugin API header (include/qemu/qemu-plugin.h)
 # of the INSTALLED qemu-system-x86, which Debian does not ship in any binary
 # package. Downloads that version's source package through a private deb-src

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """insn-profile.py OUT FROM_MARK TO_MARK [TOP] - the top kernel functions between two marks.
 
 OUT is the out directory of a boot made with tests/vm/run --insn-profile

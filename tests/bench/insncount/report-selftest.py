@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The arithmetic of scripts/bench-insn-report.py on a synthetic run whose
 answers are known: arch = instructions - spin - rep, raw = instructions -
 spin, the median null interval (a mark pair's cost) subtracted, per command

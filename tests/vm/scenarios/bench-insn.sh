@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark, not a test (in no suite list; run by scripts/bench.sh --insn):
 # guest instructions per command, counted by the insncount plugin
 # (tests/vm/run --insn), for each back end serving the same prefilled
@@ -63,8 +64,9 @@ insn_fio() {
 		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
 	c1=$(disk_commands "$dev")
 	t1=$(loc_total)
-	grep -q "^$from " /tmp/insn/marks.log && grep -q "^$to " /tmp/insn/marks.log ||
+	if ! grep -q "^$from " /tmp/insn/marks.log || ! grep -q "^$to " /tmp/insn/marks.log; then
 		fail "$label $workload: mark $from or $to not acknowledged"
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
 		$((c1 - c0)) "$ios" $((t1 - t0)) >> "$out/intervals.tsv"
 	log "$label $workload rep $rep: $((c1 - c0)) commands for $ios I/Os"
