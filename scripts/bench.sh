@@ -17,6 +17,7 @@
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
 #                    [--revision REV] [--rbd]
+#   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR]
 #
 # --build   meson build directory with daemon/core/tcmud (default: build)
 # --kmod    patched modules (default: kmod/build.sh into <build>/kmod-patched);
@@ -34,12 +35,22 @@
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
+#
+# --insn    instead: one boot under the guest-instruction counter
+#           (tests/vm/scenarios/bench-insn.sh): user, kernel and total
+#           instructions per command and per I/O for fileio, tcmu-runner,
+#           tcmud (stock modules) and a ublk server, 4k and 128k randread;
+#           writes <date>-insn.{json,md,png}. --insn-reps N repetitions
+#           (default 3); --no-profile leaves out the per-TB kernel profile
+#           (tests/bench/insncount/insn-profile.py). With --kmod DIR also
+#           tcmud on kmod/'s modules (nr_queues 1). docs/benchmarks.md.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
 iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
+insn=0 insn_reps=3 insn_profile=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -60,14 +71,49 @@ while [ $# -gt 0 ]; do
 	--callgrind-ios) callgrind_ios=$2; shift 2 ;;
 	--callgrind-jobs) callgrind_jobs=$2; shift 2 ;;
 	--no-callgrind) callgrind=0; shift ;;
+	--insn) insn=1; shift ;;
+	--insn-reps) insn_reps=$2; shift 2 ;;
+	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+	-h|--help) sed -n "2,46p" "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+# bench_insn: the --insn boot and its report (scripts/bench-insn-report.py).
+bench_insn() {
+	local vmout=$build/vm-out/bench-insn stem n load_start load_end start wall bench_commit tree
+	local so=$build/tests/bench/insncount/libinsncount.so
+	if [ ! -f "$so" ]; then
+		"$src/tests/bench/insncount/fetch-qemu-header.sh" >/dev/null
+		meson setup --reconfigure "$build" >/dev/null
+		ninja -C "$build" tests/bench/insncount/libinsncount.so >&2
+	fi
+	[ -f "$build/build.ninja" ] && ninja -C "$build" tests/bench/insncount/insnmark \
+		tests/bench/ublk_file_server >&2
+	trap 'rm -f "$build/bench.env"' EXIT
+	printf 'BENCH_INSN_REPS=%s\n' "$insn_reps" > "$build/bench.env"
+	bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	load_start=$(uptime) start=$(date +%s)
+	"$src/tests/vm/run" --build "$build" --smp "$smp" --mem "$mem" --timeout "$timeout" \
+		${kmod:+--kmod "$kmod"} --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
+		[ -s "$vmout/bench-insn/intervals.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
+	wall=$(($(date +%s) - start)) load_end=$(uptime)
+	tree=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+		"$build/meson-info/meson-info.json" 2>/dev/null || echo "$src")
+	[ -n "$commit" ] || commit=$(git -C "$tree" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	mkdir -p "$out"
+	stem=$out/$(date +%Y-%m-%d)-insn n=1
+	while [ -e "$stem.json" ]; do n=$((n + 1)); stem=$out/$(date +%Y-%m-%d)-insn-$n; done
+	python3 "$src/scripts/bench-insn-report.py" --vmout "$vmout" --stem "$stem" --commit "$commit" \
+		--bench-commit "$bench_commit" --command "$command" --host-load-start "$load_start" \
+		--host-load-end "$load_end" --wall-s "$wall"
+	[ $insn_profile = 0 ] || echo "profile: tests/bench/insncount/insn-profile.py $vmout tcmud.randread-4k.r1.from tcmud.randread-4k.r1.to"
+}
+
 [ -f "$build/build.ninja" ] && ninja -C "$build" daemon/core/tcmud >&2
 [ -x "$build/daemon/core/tcmud" ] ||
 	{ echo "bench: no $build/daemon/core/tcmud (meson setup $build && ninja -C $build)" >&2; exit 2; }
+[ $insn = 0 ] || { bench_insn; exit; }
 kmod_args=()
 [ $rbd = 0 ] || kmod_args+=(--ceph memstore)
 if [ $use_kmod = 1 ]; then

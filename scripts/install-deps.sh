@@ -31,7 +31,22 @@ packages=(
 	shellcheck
 	# the rbd handler (librbd, librados) and the one-node Ceph its tests run
 	ceph-mon ceph-osd ceph-common librbd-dev
+	# scripts/ceph-testbed.sh: network namespaces and veth pairs; its agent
+	iproute2 python3
+	# the instruction counter's QEMU plugin header comes from qemu's source
+	# package (tests/bench/insncount/fetch-qemu-header.sh: dpkg-source)
+	dpkg-dev
 )
+
+# The QEMU plugin API header, which no Debian binary package ships, cached
+# in /var/cache/tcmud (meson builds the insncount plugin when it is there).
+# A failed download only costs the benchmark's --insn mode: not fatal.
+qemu_plugin_header() {
+	local here
+	here=$(cd "$(dirname "$0")/.." && pwd)
+	"$here/tests/bench/insncount/fetch-qemu-header.sh" >/dev/null ||
+		echo "install-deps: no QEMU plugin header (scripts/bench.sh --insn will not work)" >&2
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -42,6 +57,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all ${#packages[@]} packages present"
+	qemu_plugin_header
 	exit 0
 fi
 
@@ -51,3 +67,4 @@ sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+qemu_plugin_header

@@ -27,6 +27,8 @@ out=/vm-out
 # shellcheck source=/dev/null
 . "$out/plan.env"   # TCMUD_SRC, TCMUD_BUILD, TCMUD_KERNEL_ROOT, TCMUD_KMOD, scenario timeout
 export TCMUD_LOG_LEVEL TCMUD_SRC TCMUD_BUILD TCMUD_KERNEL_ROOT TCMUD_KMOD TCMUD_SCENARIO_TIMEOUT TCMUD_VM_OUT=$out
+# 1 or 2 when tests/vm/run --insn/--insn-profile loaded the instruction counter
+export TCMUD_INSN=${TCMUD_INSN:-0}
 # A sanitized build (tests/vm/asan.list): the host's options reach the daemon.
 [ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS
 [ -n "${UBSAN_OPTIONS:-}" ] && export UBSAN_OPTIONS

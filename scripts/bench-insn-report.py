@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Tabulates one counted boot of tests/vm/scenarios/bench-insn.sh (scripts/bench.sh --insn).
+
+Reads the VM's out directory: marks/counts-ext.txt (the insncount plugin's
+snapshot at every mark), bench-insn/intervals.tsv (which marks bound which
+fio run, and the commands and I/Os in it) and bench-insn/meta.env. Writes
+STEM.json (one row per back end and workload, with every repetition),
+STEM.md (the table) and STEM.png (gnuplot), and prints the markdown.
+
+Per interval and mode (user, kernel): raw = instructions - spin-wait
+instructions; arch = raw - rep iterations (a rep-prefixed string
+instruction counts once, as a hardware counter would). The median "null"
+interval (two marks back to back) is subtracted from each: that is what the
+two marks themselves cost. Rows give the median over repetitions.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+FIELDS = ("user", "kernel", "user_rep", "kernel_rep", "user_spin", "kernel_spin")
+
+
+def read_marks(path):
+    """counts-ext.txt -> {mark: {field: value}}"""
+    marks = {}
+    for line in open(path):
+        if line.startswith("#"):
+            continue
+        f = line.split()
+        # name user kernel host_ns user_rep kernel_rep user_tbs kernel_tbs
+        # idle_entries idle_ns user_spin kernel_spin user_pauses kernel_pauses
+        v = [int(x) for x in f[1:]]
+        marks[f[0]] = dict(user=v[0], kernel=v[1], host_ns=v[2], user_rep=v[3], kernel_rep=v[4],
+                           user_spin=v[9], kernel_spin=v[10])
+    return marks
+
+
+def interval(marks, a, b):
+    d = {k: marks[b][k] - marks[a][k] for k in FIELDS}
+    d["host_s"] = (marks[b]["host_ns"] - marks[a]["host_ns"]) / 1e9
+    return d
+
+
+def derived(d):
+    """raw and arch per mode from an interval's deltas."""
+    out = {}
+    for m in ("user", "kernel"):
+        out[m + "_raw"] = d[m] - d[m + "_spin"]
+        out[m + "_arch"] = out[m + "_raw"] - d[m + "_rep"]
+        out[m + "_rep"] = d[m + "_rep"]
+        out[m + "_spin"] = d[m + "_spin"]
+    out["total_raw"] = out["user_raw"] + out["kernel_raw"]
+    out["total_arch"] = out["user_arch"] + out["kernel_arch"]
+    out["spin"] = out["user_spin"] + out["kernel_spin"]
+    return out
+
+
+def analyse(vmout):
+    bench = os.path.join(vmout, "bench-insn")
+    marks = read_marks(os.path.join(vmout, "marks", "counts-ext.txt"))
+    meta = dict(line.strip().split("=", 1) for line in open(os.path.join(bench, "meta.env")) if "=" in line)
+    runs, nulls = [], []
+    for line in open(os.path.join(bench, "intervals.tsv")):
+        f = line.split()
+        label, workload, rep, a, b, cmds, ios = f[:7]
+        if a not in marks or b not in marks:
+            continue
+        d = derived(interval(marks, a, b))
+        d["ticks"] = int(f[7]) if len(f) > 7 else 0
+        if label == "null":
+            nulls.append(d)
+        else:
+            runs.append(dict(label=label, workload=workload, rep=int(rep), commands=int(cmds), ios=int(ios),
+                             counts=d))
+    keys = list(derived({k: 0 for k in FIELDS}).keys()) + ["ticks"]
+    null = {k: round(statistics.median(n[k] for n in nulls)) if nulls else 0 for k in keys}
+    rows = []
+    for label in dict.fromkeys(r["label"] for r in runs):
+        for workload in dict.fromkeys(r["workload"] for r in runs if r["label"] == label):
+            reps = [r for r in runs if r["label"] == label and r["workload"] == workload]
+            per_rep = []
+            for r in reps:
+                c = {k: r["counts"][k] - null[k] for k in keys}
+                c["ticks"] = r["counts"]["ticks"]  # the marks' own ticks are not in it
+                per_rep.append(dict(rep=r["rep"], commands=r["commands"], ios=r["ios"],
+                                    per_cmd={k: c[k] / r["commands"] for k in keys} if r["commands"] else None,
+                                    per_io={k: c[k] / r["ios"] for k in keys}))
+            ok = [p for p in per_rep if p["per_cmd"]]
+            row = dict(label=label, workload=workload, reps=per_rep,
+                       commands_per_io=round(statistics.median(p["commands"] / p["ios"] for p in per_rep), 3))
+            for unit in ("per_cmd", "per_io"):
+                row[unit] = {k: round(statistics.median(p[unit][k] for p in ok), 3 if k == "ticks" else None)
+                             for k in keys} if ok else None
+            # the spread of the total between repetitions, in % of the median
+            tot = [p["per_io"]["total_arch"] for p in per_rep]
+            row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
+            rows.append(row)
+    return meta, null, rows
+
+
+def fmt(v):
+    return "–" if v is None else f"{v:,}"
+
+
+def markdown(doc):
+    rows, meta = doc["rows"], doc["meta"]
+    base = {r["workload"]: r for r in rows if r["label"] == "fileio"}
+    out = [f"# Instructions per command {doc['date']}", "",
+           f"`{doc['command']}` — tcmud {doc['tcmud_commit']}, bench scripts {doc['bench_scripts_commit']}, "
+           f"guest kernel {meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG with the insncount "
+           f"plugin, {meta.get('fio')}, tcmu-runner {meta.get('tcmu_runner')}; fio libaio direct randread "
+           f"iodepth 16, 1 job, {meta.get('ios_4k')} I/Os at 4k and {meta.get('ios_128k')} at 128k per "
+           f"repetition, median of {meta.get('reps')} repetitions in one boot (profile={meta.get('profile')}).",
+           "", "Counts: guest instructions between marks around fio's I/O loop, all CPUs, spin-wait "
+           "loops excluded; arch counts a rep-prefixed string instruction once, raw counts every "
+           "iteration (the copies); a mark pair's own cost (median null interval: "
+           f"{doc['null']['total_raw']:,} raw) is subtracted. Commands: /sys/block/<disk>/stat "
+           "(SCSI commands; ublk requests). See docs/benchmarks.md.", "",
+           f"Host load at the start `{doc['host_load_start']}`, end `{doc['host_load_end']}`; "
+           f"the boot took {doc['wall_s']} s wall.", "",
+           "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x fileio "
+           "| raw/I/O | raw x fileio | rep/I/O | spread | ticks/I/O |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        c, i = r["per_cmd"] or {}, r["per_io"] or {}
+        b = base.get(r["workload"], {}).get("per_io")
+        ratio = f"{i['total_arch'] / b['total_arch']:.2f}" if b and i else "–"
+        rratio = f"{i['total_raw'] / b['total_raw']:.2f}" if b and i else "–"
+        out.append("| " + " | ".join([
+            r["label"], r["workload"], f"{r['commands_per_io']:.2f}", fmt(c.get("user_arch")),
+            fmt(c.get("kernel_arch")), fmt(c.get("total_arch")), fmt(i.get("total_arch")), ratio,
+            fmt(i.get("total_raw")), rratio, fmt((i.get("user_rep") or 0) + (i.get("kernel_rep") or 0)),
+            f"{r['spread_pct']}%", f"{i.get('ticks', 0):.3f}"]) + " |")
+    out += ["", "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
+            "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
+            "instructions, and a loaded host makes more of them per I/O)."]
+    return "\n".join(out) + "\n"
+
+
+def plot(doc, png):
+    """One panel per workload: user and kernel arch instructions per I/O, stacked, per back end."""
+    workloads = list(dict.fromkeys(r["workload"] for r in doc["rows"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        gp = [f'set terminal pngcairo size {560 * len(workloads)},480 font "sans,10"', f'set output "{png}"',
+              "set style data histograms", "set style histogram rowstacked", "set style fill solid 0.8 border -1",
+              "set boxwidth 0.7", "set grid ytics", "set yrange [0:*]", "set key top left",
+              "set format y '%.0s%c'", f"set multiplot layout 1,{len(workloads)} title \"{doc['title']}\""]
+        for i, w in enumerate(workloads):
+            dat = os.path.join(tmp, f"{i}.dat")
+            with open(dat, "w") as f:
+                for r in doc["rows"]:
+                    if r["workload"] == w and r["per_io"]:
+                        f.write(f"{r['label']} {r['per_io']['user_arch']} {r['per_io']['kernel_arch']}\n")
+            gp += [f"set title '{w}: instructions per I/O (arch)'",
+                   f"plot '{dat}' using 2:xtic(1) title 'user', '' using 3 title 'kernel'"]
+        gp.append("unset multiplot")
+        subprocess.run(["gnuplot"], input="\n".join(gp), text=True, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vmout", required=True)
+    ap.add_argument("--stem", required=True)
+    for a in ("commit", "bench-commit", "command", "host-load-start", "host-load-end", "wall-s"):
+        ap.add_argument("--" + a, default="")
+    args = ap.parse_args()
+    meta, null, rows = analyse(args.vmout)
+    date = datetime.datetime.now().isoformat(timespec="seconds")
+    doc = dict(date=date, command=args.command, tcmud_commit=args.commit, bench_scripts_commit=args.bench_commit,
+               host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
+               wall_s=args.wall_s, meta=meta, null=null, rows=rows, png=args.stem + ".png",
+               title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG + insncount, {date}")
+    if rows:
+        plot(doc, doc["png"])
+    with open(args.stem + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    md = markdown(doc)
+    with open(args.stem + ".md", "w") as f:
+        f.write(md)
+    print(md)
+    print(f"JSON: {args.stem}.json\nMarkdown: {args.stem}.md\nPlot: {doc['png']}")
+
+
+if __name__ == "__main__":
+    main()

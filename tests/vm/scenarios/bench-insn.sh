@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Benchmark, not a test (in no suite list; run by scripts/bench.sh --insn):
+# guest instructions per command, counted by the insncount plugin
+# (tests/vm/run --insn), for each back end serving the same prefilled
+# 256 MiB file on XFS, in this one boot, one after another:
+#   fileio       LIO's in-kernel backstore, through tcm_loop
+#   tcmu-runner  Debian's, qcow handler on the raw image, through tcm_loop
+#   tcmud        user:file, through tcm_loop (stock modules)
+#   ublk         tests/bench/ublk_file_server, /dev/ublkbN (no SCSI at all)
+# and with --kmod (after the stock modules are swapped for kmod/'s):
+#   tcmud-<N>q   tcmud on a device with nr_queues=N, N in BENCH_INSN_QUEUES
+#                (default 1: with one fio job one CPU submits, so one queue
+#                works whatever N is)
+# For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
+# (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
+# BENCH_INSN_IOS_128K) and marks the plugin's counters from its
+# --exec_prerun and --exec_postrun, so the interval is fio's I/O loop.
+# Commands come from /sys/block/<disk>/stat. Marks taken back to back the
+# same way (the "null" interval) measure what a mark pair itself costs.
+# Leaves in /vm-out/bench-insn/: intervals.tsv (label workload rep from to
+# commands ios ticks), meta.env; /vm-out/kallsyms.txt for the profile
+# (kallsyms-patched.txt for the patched rows: the modules moved).
+# ticks: local timer interrupts on all CPUs during the fio run. A tick costs
+# the guest instructions, and ticks per I/O grow when the host is loaded (the
+# guest's clock is the host's): the figure that says how much of a spread
+# between repetitions that explains.
+. "$TCMUD_SRC/tests/vm/guest/lib.sh"
+. "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
+[ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
+reps=${BENCH_INSN_REPS:-3}
+workloads=${BENCH_INSN_WORKLOADS:-randread-4k randread-128k}
+out=$TCMUD_VM_OUT/bench-insn
+mkdir -p "$out" /tmp/insn
+: > "$out/intervals.tsv"
+# The mark helper runs from guest tmpfs, so a mark costs the same every time.
+cp "$TCMUD_BUILD/tests/bench/insncount/insnmark" /tmp/insn/
+# It logs each acknowledged mark to guest tmpfs: the guest's 9p view of the
+# plugin's counts.txt is cached and would not show new lines.
+: > /tmp/insn/marks.log
+markcmd="/tmp/insn/insnmark -p 20 -l /tmp/insn/marks.log $TCMUD_VM_OUT/marks"
+
+ios_of() {
+	case $1 in
+	*-4k) echo "${BENCH_INSN_IOS_4K:-4000}" ;;
+	*-128k) echo "${BENCH_INSN_IOS_128K:-1000}" ;;
+	*) fail "no I/O count for $1" ;;
+	esac
+}
+
+# Local timer interrupts so far, all CPUs.
+loc_total() { awk '/^ *LOC:/ {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i} END {print s + 0}' /proc/interrupts; }
+
+# insn_fio LABEL WORKLOAD REP DEV: one counted fio run.
+insn_fio() {
+	local label=$1 workload=$2 rep=$3 dev=$4 ios c0 c1 t0 t1 args from to
+	read -ra args < <(bench_workload_args "$workload")
+	ios=$(ios_of "$workload")
+	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
+	t0=$(loc_total)
+	c0=$(disk_commands "$dev")
+	fio --name="$workload" --filename="$dev" --direct=1 --ioengine=libaio \
+		--iodepth=16 --numjobs=1 --number_ios="$ios" --size=256M "${args[@]}" \
+		--exec_prerun="$markcmd $from 20000" --exec_postrun="$markcmd $to 20000" \
+		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
+	c1=$(disk_commands "$dev")
+	t1=$(loc_total)
+	if ! grep -q "^$from " /tmp/insn/marks.log || ! grep -q "^$to " /tmp/insn/marks.log; then
+		fail "$label $workload: mark $from or $to not acknowledged"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
+		$((c1 - c0)) "$ios" $((t1 - t0)) >> "$out/intervals.tsv"
+	log "$label $workload rep $rep: $((c1 - c0)) commands for $ios I/Os"
+}
+
+# insn_null REP: two marks back to back through sh -c, as fio's exec does.
+insn_null() {
+	local t0 t1
+	t0=$(loc_total)
+	sh -c "$markcmd null.r$1.from 20000" || fail "mark null.r$1.from not acknowledged"
+	sh -c "$markcmd null.r$1.to 20000" || fail "mark null.r$1.to not acknowledged"
+	t1=$(loc_total)
+	printf 'null\t-\t%s\tnull.r%s.from\tnull.r%s.to\t0\t0\t%s\n' "$1" "$1" "$1" $((t1 - t0)) \
+		>> "$out/intervals.tsv"
+}
+
+# insn_run LABEL DEV: every workload, every repetition, interleaved
+# (workload inside repetition) so drift shows as spread.
+insn_run() {
+	local rep workload
+	echo none > "/sys/block/$(basename "$2")/queue/scheduler" 2>/dev/null || true
+	log "$1: $2 max_sectors_kb $(cat "/sys/block/$(basename "$2")/queue/max_sectors_kb")"
+	# warm the page cache and the paths once, uncounted
+	fio --name=warm --filename="$2" --direct=1 --ioengine=libaio --iodepth=16 --rw=read \
+		--bs=1M --size=64M --output-format=terse > /dev/null || fail "$1: warm-up read"
+	for rep in $(seq "$reps"); do
+		for workload in $workloads; do
+			insn_fio "$1" "$workload" "$rep" "$2"
+		done
+	done
+}
+
+kmod=${TCMUD_KMOD:-}
+TCMUD_KMOD="" load_target_stack
+modprobe loop
+modprobe xfs
+truncate -s 400M /tmp/xfs.img
+mkfs.xfs -q /tmp/xfs.img
+mkdir -p /mnt/bench
+mount -o loop /tmp/xfs.img /mnt/bench
+img=/mnt/bench/bench.img size=$((256 << 20))
+python3 -c 'import os, sys
+block = os.urandom(1 << 20)
+with open(sys.argv[1], "wb") as f:
+    for _ in range(256): f.write(block)' $img
+# Written back now, not by the flusher during a counted run (seen: one
+# fileio interval with 114 MB of extra copies, 30 s after the prefill).
+sync
+{
+	echo "kernel=$(uname -r)"
+	echo "guest_cpus=$(nproc)"
+	echo "fio=$(fio --version)"
+	echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner)"
+	echo "reps=$reps"
+	echo "workloads=$workloads"
+	echo "ios_4k=$(ios_of randread-4k)"
+	echo "ios_128k=$(ios_of randread-128k)"
+	echo "profile=$([ "$TCMUD_INSN" = 2 ] && echo on || echo off)"
+} > "$out/meta.env"
+
+for rep in $(seq "$reps"); do insn_null "$rep"; done
+
+dir=$TARGET/core/fileio_0/insn-fileio
+mkdir -p "$dir"
+echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
+echo 1 > "$dir/enable"
+insn_run fileio "$(export_via_loop "$dir")"
+remove_all_targets
+
+mkdir -p /etc/tcmu /var/log/tcmu
+tcmu-runner -l /var/log/tcmu &
+runner=$!
+stop_on_exit $runner
+bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-runner qcow $img $size)
+wait_uio_open $runner 30
+insn_run tcmu-runner "$(export_via_loop "$bs")"
+bench_stop_daemon $runner
+
+start_tcmud
+bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-tcmud file $img $size)
+wait_uio_open "$TCMUD_PID" 30
+insn_run tcmud "$(export_via_loop "$bs")"
+bench_stop_daemon "$TCMUD_PID"
+
+# ublk: the same file through a block driver whose server is a process, no
+# SCSI and no TCMU ring (issue 16's "why not a real block driver" row).
+if modprobe ublk_drv 2>/dev/null && [ -x "$TCMUD_BUILD/tests/bench/ublk_file_server" ]; then
+	"$TCMUD_BUILD/tests/bench/ublk_file_server" -d 64 -m 512 "$img" > /tmp/ublk.out 2> "$out/ublk.log" &
+	ublk=$!
+	stop_on_exit $ublk
+	for _ in $(seq "$(scaled 150)"); do
+		[ -s /tmp/ublk.out ] && break
+		kill -0 $ublk 2>/dev/null || { cat "$out/ublk.log"; fail "ublk_file_server exited"; }
+		sleep 0.2
+	done
+	ublkdev=$(cat /tmp/ublk.out)
+	[ -b "$ublkdev" ] || fail "ublk_file_server: no block device ($ublkdev)"
+	# It serves the file's data, not merely some data.
+	cmp -n $((8 << 20)) "$ublkdev" "$img" || fail "$ublkdev differs from $img"
+	insn_run ublk "$ublkdev"
+	kill $ublk
+	wait $ublk || fail "ublk_file_server did not stop cleanly: $(cat "$out/ublk.log")"
+	[ ! -e "$ublkdev" ] || fail "$ublkdev still there after the server stopped"
+else
+	log "no ublk row: ublk_drv or tests/bench/ublk_file_server missing"
+fi
+# After every module is loaded: the profile's symbols (module text included).
+cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms.txt"
+
+# The patched modules (kmod/), same file, tcmud only.
+if [ -n "$kmod" ]; then
+	remove_all_targets
+	rmdir "$TARGET"/core/user_* 2>/dev/null || true
+	rmmod target_core_user uio || fail "could not unload the stock TCMU modules"
+	TCMUD_KMOD=$kmod load_target_stack
+	start_tcmud
+	for nq in ${BENCH_INSN_QUEUES:-1}; do
+		bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+			create_user_backstore "insn-q$nq" file $img $size)
+		expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "insn-q$nq attrib/nr_queues"
+		wait_uio_open "$TCMUD_PID" 30
+		insn_run "tcmud-${nq}q" "$(export_via_loop "$bs")"
+		remove_all_targets
+	done
+	bench_stop_daemon "$TCMUD_PID"
+	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-patched.txt"
+fi
+cp /tmp/insn/marks.log "$out/guest-marks.log"
+log "bench-insn done"
