@@ -147,9 +147,9 @@ void ram_backstore::perform_piecewise(block_io &io)
 			std::lock_guard guard(mutex_);
 			copy_part(io, done, 512);
 		}
-		// After the first unit, give a read of another thread up to 2 ms
+		// After the first unit, give a read of another thread up to 1 ms
 		// to land mid-write, so an unprotected read does tear.
-		auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
 		while (done == 0 && reads_done_.load() == reads &&
 		       std::chrono::steady_clock::now() < deadline)
 			std::this_thread::yield();

@@ -58,7 +58,7 @@ public:
 	void complete_part(std::size_t i, uint64_t bytes);
 	// synchronous mode: writes are copied one 512-byte unit at a time, the
 	// store unlocked between units, as a page cache copy runs; after the
-	// first unit the write waits (up to 2 ms) for another thread's read.
+	// first unit the write waits (up to 1 ms) for another thread's read.
 	void set_piecewise_writes(bool on) { piecewise_ = on; }
 
 	std::vector<uint8_t> &bytes() { return bytes_; }

@@ -403,7 +403,7 @@ int torn_reads(bool exclusion, int writes)
 
 TEST_CASE("concurrent READs never see a WRITE ATOMIC torn", "[atomic][threads]")
 {
-	CHECK(torn_reads(true, 200) == 0);
+	CHECK(torn_reads(true, 100) == 0);
 	// The same run without the exclusion does tear: the test can fail.
-	CHECK(torn_reads(false, 200) > 0);
+	CHECK(torn_reads(false, 100) > 0);
 }

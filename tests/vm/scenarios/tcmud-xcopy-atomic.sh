@@ -20,6 +20,8 @@ mkdir -p /mnt/ext4
 mount -o loop /tmp/ext4.img /mnt/ext4
 truncate -s 16M /mnt/ext4/a.img
 log "statx STATX_WRITE_ATOMIC, file on ext4: $($aio statx /mnt/ext4/a.img)"
+loopdev=$(findmnt -n -o SOURCE /mnt/ext4)
+log "statx STATX_WRITE_ATOMIC, loop device $loopdev: $($aio statx "$loopdev")"
 modprobe scsi_debug atomic_wr=1 dev_size_mb=16 sector_size=512 \
 	|| modprobe scsi_debug dev_size_mb=16 sector_size=512
 sdbg=""
