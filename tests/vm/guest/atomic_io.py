@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Atomic-write helpers for tcmud-xcopy-atomic.sh (Python 3.11 has neither
 # STATX_WRITE_ATOMIC nor RWF_ATOMIC, so both are spelled out here).
 #   atomic_io.py statx PATH          -> "unit_min unit_max segments_max" or "none"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # WRITE ATOMIC(16) and EXTENDED COPY on the stock kernel.
 # - What statx STATX_WRITE_ATOMIC says for a file on ext4 and for a block
 #   device with atomic writes (scsi_debug atomic_wr=1), and which path tcmud
