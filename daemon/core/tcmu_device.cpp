@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstring>
 
+#include "core/device_copy_target.h"
 #include "core/handler_registry.h"
 #include "ring/command_size_limit.h"
 #include "ring/mailbox.h"
@@ -102,6 +103,7 @@ int tcmu_device::make_logical_unit(const backstore_config &bc)
 	// MAXIMUM TRANSFER LENGTH is set from the data area once the queues'
 	// layout is known (apply_transfer_limit); hw_max_sectors does not bound
 	// a user backstore's commands.
+	lc.copy_targets = &scsi::copy_target_registry::global();
 	// Read when an initiator asks, so a serial changed in configfs shows.
 	lc.unit_serial = [cfg = configfs_] {
 		std::string s;
@@ -164,6 +166,7 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 		if (int rc = start_queue(opts, q, count); rc < 0)
 			return rc;
 	log_placement(opts.placement);
+	register_copy_target();
 	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
 		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
 	return 0;
@@ -300,8 +303,28 @@ void tcmu_device::log_placement(const queue_placement &p) const
 	log_info(prefix_, "placement %s%s", to_string(p).c_str(), where.c_str());
 }
 
+// EXTENDED COPY sent to another device of this daemon may name this one by
+// the NAA designator its VPD 0x83 shows, derived from the serial as of now
+// (a serial changed later in configfs is not followed).
+void tcmu_device::register_copy_target()
+{
+	std::string serial;
+	scsi::naa_id naa;
+	if (configfs_.unit_serial(serial) < 0 || !scsi::naa_from_serial(serial, &naa)) {
+		log_info(prefix_, "no NAA designator (unit serial without hex digits): "
+			 "not reachable by EXTENDED COPY from other devices");
+		return;
+	}
+	copy_target_ = std::make_shared<device_copy_target>(store_, lu_);
+	scsi::copy_target_registry::global().add(naa, copy_target_);
+}
+
 void tcmu_device::stop()
 {
+	if (copy_target_) {
+		scsi::copy_target_registry::global().remove(copy_target_.get());
+		copy_target_.reset();
+	}
 	bool abandoned = false;
 	for (auto &q : queues_) {
 		q->stop();

@@ -13,6 +13,7 @@
 #include "device/tcmu_configfs.h"
 #include "device/uio_device.h"
 #include "device/uio_discovery.h"
+#include "scsi/copy_targets.h"
 #include "scsi/logical_unit.h"
 #include "tcmud/block_backend.h"
 #include "tcmud/unique_fd.h"
@@ -70,14 +71,19 @@ private:
 	int apply_transfer_limit(const device_options &opts);
 	int start_queue(const device_options &opts, uint32_t q, uint32_t count);
 	void log_placement(const queue_placement &p) const;
+	void register_copy_target();
 
 	device_roots roots_;
 	uio_device_info info_;
 	std::string prefix_;
 	tcmu_configfs configfs_;
 	uio_device uio_; // queue 0: the device's own uio device
-	std::unique_ptr<backstore> store_;
-	std::unique_ptr<scsi::logical_unit> lu_;
+	// Shared with device_copy_target: an EXTENDED COPY of another device
+	// may still be using them when this device goes.
+	std::shared_ptr<backstore> store_;
+	std::shared_ptr<scsi::logical_unit> lu_;
+	// Registered in scsi::copy_target_registry::global() while serving.
+	std::shared_ptr<scsi::copy_target> copy_target_;
 	// Queues 1..N-1 of a multi-queue device, each its own uio device.
 	// Declared before queues_ so they outlive the workers using them.
 	std::vector<uio_device> queue_uios_;

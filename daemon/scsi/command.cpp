@@ -41,6 +41,7 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 	next_ = nullptr;
 	pending_ = driving_ = finished_ = false;
 	work_ = {};
+	io_.atomic = false;
 }
 
 void command::begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense)
@@ -128,13 +129,19 @@ void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
 
 void command::submit(step_fn next)
 {
+	submit_to(*queue_, next);
+}
+
+void command::submit_to(backend_queue &queue, step_fn next)
+{
+	io_queue_ = &queue;
 	next_ = next;
 	io_iov_ = io_.iov;
 	io_length_ = io_.length;
 	io_offset_ = io_.offset;
 	io_moved_ = 0;
 	io_.progress = 0;
-	queue_->submit(io_);
+	queue.submit(io_);
 }
 
 void command::continue_when(bool ready, step_fn next)
@@ -217,7 +224,7 @@ bool command::resubmit_if_short(int64_t result)
 	io_.offset = io_offset_ + moved;
 	io_.length = io_length_ - moved;
 	io_.progress = 0;
-	queue_->submit(io_);
+	io_queue_->submit(io_);
 	return true;
 }
 

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -96,6 +97,9 @@ public:
 	// be inside submit()). A short read or write is resubmitted for the
 	// rest before `next` sees the result.
 	void submit(step_fn next);
+	// The same on another channel (EXTENDED COPY to another device's
+	// backstore, opened on this queue's thread: copy_targets.h).
+	void submit_to(backend_queue &queue, step_fn next);
 	// Continues with `next` now if `ready`, else once resume() is called.
 	void continue_when(bool ready, step_fn next);
 
@@ -115,6 +119,13 @@ public:
 		bool locked = false;     // range() is held
 	};
 	work_state &work() { return work_; }
+
+	// State of a rare command too big for work_state (EXTENDED COPY),
+	// allocated by its handler and released before it finishes.
+	struct extension {
+		virtual ~extension() = default;
+	};
+	std::unique_ptr<extension> &extension_state() { return extension_; }
 
 	// --- for logical_unit ---
 
@@ -148,6 +159,7 @@ private:
 	bool finished_ = false;
 
 	block_io io_;
+	backend_queue *io_queue_ = nullptr;  // where io_ was submitted
 	std::span<const iovec> io_iov_;  // io_.iov as first submitted
 	uint64_t io_length_ = 0;         // io_.length as first submitted
 	uint64_t io_offset_ = 0;         // io_.offset as first submitted
@@ -158,6 +170,7 @@ private:
 	std::vector<iovec> scratch_iov_;
 	bounce_buffer bounce_;
 	work_state work_;
+	std::unique_ptr<extension> extension_;
 };
 
 } // namespace tcmud::scsi

@@ -44,6 +44,11 @@ void handle_prefetch(command &cmd, int64_t);
 void handle_get_lba_status(command &cmd, int64_t);
 // orwrite.cpp
 void handle_orwrite(command &cmd, int64_t);
+// write_atomic.cpp
+void handle_write_atomic(command &cmd, int64_t);
+// extended_copy.cpp, receive_copy_results.cpp
+void handle_extended_copy(command &cmd, int64_t);
+void handle_receive_copy_results(command &cmd, int64_t);
 // report_opcodes.cpp
 void handle_report_supported_opcodes(command &cmd, int64_t);
 

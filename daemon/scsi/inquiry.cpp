@@ -3,12 +3,15 @@
 // 0x00, 0x80, 0x83 (SPC-5 7.7) and 0xb0, 0xb1, 0xb2 (SBC-4 6.6).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <string>
 #include <string_view>
 
 #include "byte_order.h"
+#include "copy_targets.h"
 #include "handlers.h"
 #include "logical_unit.h"
+#include "third_party_copy.h"
 
 namespace tcmud::scsi {
 
@@ -19,13 +22,10 @@ using response = std::array<uint8_t, 512>;
 constexpr uint8_t VPD_SUPPORTED_PAGES = 0x00;
 constexpr uint8_t VPD_UNIT_SERIAL = 0x80;
 constexpr uint8_t VPD_DEVICE_IDENTIFICATION = 0x83;
+constexpr uint8_t VPD_THIRD_PARTY_COPY = 0x8f;
 constexpr uint8_t VPD_BLOCK_LIMITS = 0xb0;
 constexpr uint8_t VPD_BLOCK_DEVICE_CHARACTERISTICS = 0xb1;
 constexpr uint8_t VPD_LOGICAL_BLOCK_PROVISIONING = 0xb2;
-
-// The IEEE company ID the Linux SCSI target uses in its NAA designators, so
-// that a LUN moved between LIO's own backstores and tcmud keeps its NAA.
-constexpr uint32_t LIO_COMPANY_ID = 0x001405;
 
 // Room for the designators; longer serials are cut (SPC-5 allows 255).
 constexpr std::size_t MAX_SERIAL = 200;
@@ -47,6 +47,7 @@ std::size_t standard_inquiry(const logical_unit &lu, response &buf)
 	buf[2] = 0x06;  // VERSION: SPC-4
 	buf[3] = 0x12;  // HISUP, RESPONSE DATA FORMAT 2
 	buf[4] = length - 5;
+	buf[5] = 0x08;  // 3PC: EXTENDED COPY (LID1), see extended_copy.cpp
 	buf[7] = 0x02;  // CMDQUE: tagged queuing
 	put_ascii(buf, 8, 8, lu.config().vendor);
 	put_ascii(buf, 16, 16, lu.config().product);
@@ -60,7 +61,8 @@ std::size_t standard_inquiry(const logical_unit &lu, response &buf)
 std::size_t supported_pages(response &buf)
 {
 	constexpr uint8_t pages[] = {VPD_SUPPORTED_PAGES, VPD_UNIT_SERIAL,
-				     VPD_DEVICE_IDENTIFICATION, VPD_BLOCK_LIMITS,
+				     VPD_DEVICE_IDENTIFICATION, VPD_THIRD_PARTY_COPY,
+				     VPD_BLOCK_LIMITS,
 				     VPD_BLOCK_DEVICE_CHARACTERISTICS,
 				     VPD_LOGICAL_BLOCK_PROVISIONING};
 	buf[1] = VPD_SUPPORTED_PAGES;
@@ -77,39 +79,12 @@ std::size_t unit_serial_page(std::string_view serial, response &buf)
 	return 4 + serial.size();
 }
 
-int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-// NAA IEEE Registered Extended (NAA 6, SPC-5 7.7.6.6.5): 4 bits NAA, 24 bits
-// company ID, then 100 bits of vendor identifier filled with the serial's
-// hex digits in order (other characters skipped), as LIO derives its own.
-// Returns the designator's length, 0 if the serial has no hex digit.
+// The NAA designator (copy_targets.cpp derives it from the serial as LIO
+// does). Returns the descriptor's length, 0 if the serial has no hex digit.
 std::size_t naa_designator(std::string_view serial, std::span<uint8_t> out)
 {
-	std::array<uint8_t, 16> naa{};
-	naa[0] = static_cast<uint8_t>(0x60 | (LIO_COMPANY_ID >> 20));
-	naa[1] = static_cast<uint8_t>(LIO_COMPANY_ID >> 12);
-	naa[2] = static_cast<uint8_t>(LIO_COMPANY_ID >> 4);
-	naa[3] = static_cast<uint8_t>((LIO_COMPANY_ID & 0xf) << 4);
-	std::size_t nibble = 7;  // the low nibble of byte 3
-	for (char c : serial) {
-		int v = hex_value(c);
-		if (v < 0)
-			continue;
-		if (nibble >= naa.size() * 2)
-			break;
-		naa[nibble / 2] |= static_cast<uint8_t>(nibble % 2 ? v : v << 4);
-		nibble++;
-	}
-	if (nibble == 7)
+	naa_id naa;
+	if (!naa_from_serial(serial, &naa))
 		return 0;
 	out[0] = 0x01;  // protocol 0, code set binary
 	out[1] = 0x03;  // association: logical unit; type: NAA
@@ -144,6 +119,53 @@ std::size_t device_identification_page(const logical_unit &lu, std::string_view 
 	return len;
 }
 
+// Third-party Copy (SPC-5 7.7.18): the descriptors an EXTENDED COPY (LID1)
+// copy manager reports: Supported Commands, Parameter Data, Supported
+// Descriptors, Supported CSCD Descriptor IDs (none of the special IDs) and
+// General Copy Operations. Each descriptor is padded to a multiple of 4.
+std::size_t third_party_copy_page(const logical_unit &lu, response &buf)
+{
+	using namespace xcopy;
+	buf[1] = VPD_THIRD_PARTY_COPY;
+	std::size_t at = 4;
+	auto descriptor = [&](uint16_t type, std::size_t length) {
+		put_be16(buf, at, type);
+		put_be16(buf, at + 2, length);
+		std::size_t start = at + 4;
+		at = start + length;
+		return start;
+	};
+	// 0001h Supported Commands: 83h with SA 00h, 84h with SA 00h and 03h.
+	std::size_t p = descriptor(0x0001, 8);
+	buf[p] = 7;
+	const uint8_t commands[] = {0x83, 1, SA_EXTENDED_COPY_LID1,
+				    0x84, 2, SA_COPY_STATUS, SA_OPERATING_PARAMETERS};
+	std::copy(std::begin(commands), std::end(commands), buf.begin() + p + 1);
+	// 0004h Parameter Data.
+	p = descriptor(0x0004, 0x1c);
+	put_be16(buf, p + 4, MAX_CSCD_DESCRIPTORS);
+	put_be16(buf, p + 6, MAX_SEGMENT_DESCRIPTORS);
+	put_be32(buf, p + 8, MAX_DESCRIPTOR_LIST_LENGTH);
+	put_be32(buf, p + 12, 0);  // MAXIMUM INLINE DATA LENGTH
+	// 0008h Supported Descriptors: segment 02h, CSCD E4h.
+	p = descriptor(0x0008, 4);
+	buf[p] = 2;
+	buf[p + 1] = SEGMENT_BLOCK_TO_BLOCK;
+	buf[p + 2] = CSCD_IDENTIFICATION;
+	// 000Ch Supported CSCD Descriptor IDs: an empty list.
+	p = descriptor(0x000c, 4);
+	put_be16(buf, p, 0);
+	// 8001h General Copy Operations.
+	p = descriptor(0x8001, 0x1c);
+	put_be32(buf, p, TOTAL_CONCURRENT_COPIES);
+	put_be32(buf, p + 4, MAX_IDENTIFIED_COPIES);
+	put_be32(buf, p + 8, max_segment_bytes(lu.block_size()));
+	buf[p + 12] = static_cast<uint8_t>(std::countr_zero(lu.block_size()));  // DATA SEGMENT GRANULARITY
+	buf[p + 13] = 0;  // INLINE DATA GRANULARITY
+	put_be16(buf, 2, at - 4);
+	return at;
+}
+
 std::size_t block_limits_page(const logical_unit &lu, response &buf)
 {
 	const logical_unit_config &cfg = lu.config();
@@ -161,6 +183,12 @@ std::size_t block_limits_page(const logical_unit &lu, response &buf)
 		put_be32(buf, 24, cfg.max_unmap_descriptors);
 	}
 	put_be64(buf, 36, cfg.max_write_same_blocks);
+	// WRITE ATOMIC: MAXIMUM ATOMIC TRANSFER LENGTH, ATOMIC ALIGNMENT,
+	// ATOMIC TRANSFER LENGTH GRANULARITY; no atomic boundaries (bytes
+	// 56-63 zero). Linux sd derives its atomic write unit from these.
+	put_be32(buf, 44, lu.max_atomic_transfer_blocks());
+	put_be32(buf, 48, cfg.atomic_alignment_blocks);
+	put_be32(buf, 52, cfg.atomic_granularity_blocks);
 	return 64;
 }
 
@@ -195,6 +223,8 @@ std::size_t vpd_page(const logical_unit &lu, uint8_t page, response &buf)
 		return unit_serial_page(lu.unit_serial().substr(0, MAX_SERIAL), buf);
 	case VPD_DEVICE_IDENTIFICATION:
 		return device_identification_page(lu, lu.unit_serial().substr(0, MAX_SERIAL), buf);
+	case VPD_THIRD_PARTY_COPY:
+		return third_party_copy_page(lu, buf);
 	case VPD_BLOCK_LIMITS:
 		return block_limits_page(lu, buf);
 	case VPD_BLOCK_DEVICE_CHARACTERISTICS:

@@ -5,6 +5,7 @@
 
 #include "handlers.h"
 #include "opcode_table.h"
+#include "third_party_copy.h"
 
 namespace tcmud::scsi {
 
@@ -30,6 +31,21 @@ void apply_defaults(logical_unit_config &cfg)
 		cfg.max_unmap_descriptors = 256;
 	if (!cfg.max_write_same_blocks)
 		cfg.max_write_same_blocks = blocks_in(GiB, cfg.block_size);
+	// RWF_ATOMIC writes one power of two in [unit_min, unit_max] at an
+	// offset that is a multiple of it; SBC-4's fields say "up to max, a
+	// multiple of the granularity, at a multiple of the alignment", so
+	// unit_min is both. Lengths between are still atomic against other
+	// commands (range lock), only not across a crash.
+	const backstore_caps &c = cfg.caps;
+	if (c.atomic_write_unit_max >= cfg.block_size &&
+	    c.atomic_write_unit_min <= c.atomic_write_unit_max) {
+		uint32_t unit_min = std::max<uint32_t>(1, c.atomic_write_unit_min / cfg.block_size);
+		cfg.max_atomic_transfer_blocks = c.atomic_write_unit_max / cfg.block_size;
+		cfg.atomic_alignment_blocks = unit_min;
+		cfg.atomic_granularity_blocks = unit_min;
+	}
+	if (!cfg.max_atomic_transfer_blocks)
+		cfg.max_atomic_transfer_blocks = blocks_in(MiB, cfg.block_size);
 }
 
 // The highest set bit of a non-zero byte: the bit pointer for a reserved
@@ -59,9 +75,12 @@ std::unique_ptr<logical_unit> logical_unit::create(logical_unit_config cfg,
 
 logical_unit::logical_unit(logical_unit_config cfg)
 	: cfg_(std::move(cfg)), wce_(cfg_.write_cache_enabled), num_blocks_(cfg_.num_blocks),
-	  max_transfer_blocks_(cfg_.max_transfer_blocks)
+	  max_transfer_blocks_(cfg_.max_transfer_blocks),
+	  copy_results_(std::make_unique<scsi::copy_results>())
 {
 }
+
+logical_unit::~logical_unit() = default;
 
 std::string logical_unit::unit_serial() const
 {

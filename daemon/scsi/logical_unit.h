@@ -8,6 +8,7 @@
 // D_SENSE) are atomics; the only lock is
 // the range lock's mutex, which plain READ/WRITE never take unless a
 // COMPARE AND WRITE is in progress (see range_lock.h).
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,10 +17,14 @@
 
 #include "tcmud/block_backend.h"
 
+#include "atomic_gate.h"
 #include "command.h"
 #include "range_lock.h"
 
 namespace tcmud::scsi {
+
+class copy_results;
+class copy_target_registry;
 
 struct logical_unit_config {
 	uint32_t block_size = 512;       // power of two, 512..65536
@@ -40,6 +45,20 @@ struct logical_unit_config {
 	uint32_t max_unmap_descriptors = 0;        // default: 256
 	uint64_t max_write_same_blocks = 0;        // default: 1 GiB worth
 	uint16_t medium_rotation_rate = 0;         // VPD 0xb1: 0 not reported, 1 SSD
+	// WRITE ATOMIC (VPD 0xb0 atomic fields; docs/scsi.md "WRITE ATOMIC").
+	// A backstore that writes atomically across a crash (caps
+	// atomic_write_unit_min/max) sets all three from its unit sizes; else
+	// these, 0 meaning: 1 MiB worth, no alignment, no granularity. The
+	// maximum is also capped by MAXIMUM TRANSFER LENGTH.
+	uint32_t max_atomic_transfer_blocks = 0;
+	uint32_t atomic_alignment_blocks = 0;
+	uint32_t atomic_granularity_blocks = 0;
+	// Tests only: false lets READs run into a WRITE ATOMIC in flight, so a
+	// test can show that it would see the tear.
+	bool atomic_read_exclusion = true;
+	// Other LUNs an EXTENDED COPY may name (copy_targets.h); nullptr: only
+	// this one, by its own NAA designator.
+	copy_target_registry *copy_targets = nullptr;
 	// Returns the unit serial (configfs wwn/vpd_unit_serial). Called only
 	// when VPD 0x80 or 0x83 is asked, from any queue thread, so it must be
 	// thread-safe. Unset or empty: no serial-based designators.
@@ -52,6 +71,7 @@ public:
 	static std::unique_ptr<logical_unit> create(logical_unit_config cfg,
 						    std::string *reason);
 
+	~logical_unit();
 	logical_unit(const logical_unit &) = delete;
 	logical_unit &operator=(const logical_unit &) = delete;
 
@@ -90,6 +110,12 @@ public:
 	void set_descriptor_sense(bool on) { d_sense_.store(on, std::memory_order_relaxed); }
 
 	range_lock &ranges() { return ranges_; }
+	atomic_gate &atomic_writes() { return atomic_writes_; }
+	scsi::copy_results &copy_results() { return *copy_results_; }
+	uint32_t max_atomic_transfer_blocks() const
+	{
+		return std::min(cfg_.max_atomic_transfer_blocks, max_transfer_blocks());
+	}
 
 private:
 	explicit logical_unit(logical_unit_config cfg);
@@ -102,6 +128,8 @@ private:
 	std::atomic<uint64_t> num_blocks_;
 	std::atomic<uint32_t> max_transfer_blocks_;
 	range_lock ranges_;
+	atomic_gate atomic_writes_;
+	std::unique_ptr<scsi::copy_results> copy_results_;
 };
 
 } // namespace tcmud::scsi

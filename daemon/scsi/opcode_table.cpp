@@ -4,6 +4,7 @@
 #include "handlers.h"
 #include "logical_unit.h"
 #include "scsi_constants.h"
+#include "third_party_copy.h"
 
 namespace tcmud::scsi {
 
@@ -79,6 +80,17 @@ constexpr opcode_info table[] = {
 	{MODE_SENSE_10, 0, false, 10,
 	 {MODE_SENSE_10, 0x18, 0xff, 0xff, 0, 0, 0, 0xff, 0xff, 0}, handle_mode_sense,
 	 nullptr},
+	// EXTENDED COPY (LID1): bytes 10-13 PARAMETER LIST LENGTH.
+	{EXTENDED_COPY, xcopy::SA_EXTENDED_COPY_LID1, true, 16,
+	 {EXTENDED_COPY, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 handle_extended_copy, nullptr},
+	// RECEIVE COPY RESULTS: byte 2 LIST IDENTIFIER, 10-13 ALLOCATION LENGTH.
+	{RECEIVE_COPY_RESULTS, xcopy::SA_COPY_STATUS, true, 16,
+	 {RECEIVE_COPY_RESULTS, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 handle_receive_copy_results, nullptr},
+	{RECEIVE_COPY_RESULTS, xcopy::SA_OPERATING_PARAMETERS, true, 16,
+	 {RECEIVE_COPY_RESULTS, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 handle_receive_copy_results, nullptr},
 	{READ_16, 0, false, 16,
 	 {READ_16, RD, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, GN, 0},
@@ -116,6 +128,12 @@ constexpr opcode_info table[] = {
 	 {WRITE_SAME_16, 0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, 0xff, GN, 0},
 	 handle_write_same, nullptr},
+	// WRITE ATOMIC(16) byte 1: DPO, FUA; bytes 10-11 ATOMIC BOUNDARY (only
+	// 0 is valid: the handler says so), 12-13 TRANSFER LENGTH.
+	{WRITE_ATOMIC_16, 0, false, 16,
+	 {WRITE_ATOMIC_16, 0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	  0xff, 0xff, GN, 0},
+	 handle_write_atomic, nullptr},
 	{SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16, true, 16,
 	 {SERVICE_ACTION_IN_16, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	  0xff, 0xff, 0xff, 0x01, 0},
@@ -167,7 +185,8 @@ std::span<const opcode_info> opcode_table()
 
 bool opcode_has_service_action(uint8_t opcode)
 {
-	return opcode == SERVICE_ACTION_IN_16 || opcode == MAINTENANCE_IN;
+	return opcode == SERVICE_ACTION_IN_16 || opcode == MAINTENANCE_IN ||
+	       opcode == EXTENDED_COPY || opcode == RECEIVE_COPY_RESULTS;
 }
 
 const opcode_info *find_opcode(uint8_t opcode, uint16_t service_action,

@@ -3,7 +3,8 @@
 // SYNCHRONIZE CACHE (10/16). One backstore request each, straight between
 // the backstore and the command's data buffer; a write takes the range lock
 // shared, which costs two uncontended atomics unless a COMPARE AND WRITE is
-// running.
+// running; a read loads the atomic-write gate before and after (two plain
+// loads) and takes the lock only around a WRITE ATOMIC (atomic_gate.h).
 #include "handlers.h"
 #include "logical_unit.h"
 
@@ -33,13 +34,41 @@ bool prepare_transfer(command &cmd)
 	return true;
 }
 
+void submit_read(command &cmd);
+
+void read_locked(command &cmd, int64_t)
+{
+	submit_read(cmd);
+}
+
 void read_done(command &cmd, int64_t result)
 {
-	if (result < 0) {
-		cmd.finish_io_error(result, false, cmd.work().lba);
+	command::work_state &w = cmd.work();
+	if (!w.locked && result >= 0 && cmd.lu().config().atomic_read_exclusion &&
+	    !cmd.lu().atomic_writes().read_valid(w.cursor)) {
+		// A WRITE ATOMIC started while this read ran and may have been
+		// half written into it: read again, under the lock.
+		take_write_lock(cmd, w.lba, w.blocks, read_locked);
 		return;
 	}
-	cmd.finish_good(cmd.work().blocks * cmd.lu().block_size());
+	release_lock(cmd);
+	if (result < 0) {
+		cmd.finish_io_error(result, false, w.lba);
+		return;
+	}
+	cmd.finish_good(w.blocks * cmd.lu().block_size());
+}
+
+void submit_read(command &cmd)
+{
+	// FUA on a read asks for the medium, not a cache: we keep no cache, so
+	// every read already goes to the backstore.
+	block_io &io = cmd.io();
+	io.op = block_op::read;
+	io.fua = false;
+	io.offset = cmd.work().lba * cmd.lu().block_size();
+	set_io_data(cmd, 0, cmd.work().blocks * cmd.lu().block_size());
+	cmd.submit(read_done);
 }
 
 void write_done(command &cmd, int64_t result)
@@ -78,14 +107,16 @@ void handle_read(command &cmd, int64_t)
 {
 	if (!prepare_transfer(cmd))
 		return;
-	// FUA on a read asks for the medium, not a cache: we keep no cache, so
-	// every read already goes to the backstore.
-	block_io &io = cmd.io();
-	io.op = block_op::read;
-	io.fua = false;
-	io.offset = cmd.work().lba * cmd.lu().block_size();
-	set_io_data(cmd, 0, cmd.work().blocks * cmd.lu().block_size());
-	cmd.submit(read_done);
+	// Not while a WRITE ATOMIC is in flight: then the range lock, shared,
+	// keeps this read out of its range (atomic_gate.h). cursor holds the
+	// gate's ticket until read_done checks it.
+	command::work_state &w = cmd.work();
+	if (!cmd.lu().atomic_writes().read_begin(&w.cursor) &&
+	    cmd.lu().config().atomic_read_exclusion) {
+		take_write_lock(cmd, w.lba, w.blocks, read_locked);
+		return;
+	}
+	submit_read(cmd);
 }
 
 void handle_write(command &cmd, int64_t)

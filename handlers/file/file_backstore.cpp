@@ -7,10 +7,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
 
+#include "file/atomic_write_probe.h"
 #include "file/file_config.h"
 #include "file/file_queue.h"
 #include "log/log.h"
@@ -99,6 +101,27 @@ open_error check_direct_alignment(const backstore_config &cfg,
 					     " bytes; block size " +
 					     std::to_string(cfg.block_size) + " is not a multiple");
 	return {};
+}
+
+// WRITE ATOMIC across a crash needs RWF_ATOMIC, which only O_DIRECT writes
+// of one buffer get (6.12), in the units statx reports. Logged either way,
+// so the admin sees which atomicity holds (docs/admin.md).
+void probe_atomic(int fd, const file_config &fcfg, const backstore_config &cfg,
+		  backstore_caps *caps)
+{
+	atomic_write_units u;
+	int rc = probe_atomic_write(fd, &u);
+	bool usable = rc == 0 && u.reported && fcfg.direct && u.segments_max >= 1 &&
+		      u.unit_max >= cfg.block_size && u.unit_min <= u.unit_max;
+	if (usable) {
+		caps->atomic_write_unit_min = std::max(u.unit_min, cfg.block_size);
+		caps->atomic_write_unit_max = u.unit_max;
+	}
+	log_info(cfg.log_prefix, "statx atomic write: %s unit_min %u unit_max %u segments_max %u: "
+		 "WRITE ATOMIC is %s", u.reported ? "reported," : "not reported,", u.unit_min,
+		 u.unit_max, u.segments_max,
+		 usable ? "RWF_ATOMIC (also across a crash) in those units"
+			: "atomic against other commands only (range lock)");
 }
 
 // The size of what fd refers to now: st_size, or the block device's size.
@@ -210,6 +233,7 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 	backstore_caps caps = probe_caps(file);
 	// PRE-FETCH reads ahead into the page cache; O_DIRECT reads skip it.
 	caps.prefetch = !fcfg.direct;
+	probe_atomic(file.fd.get(), fcfg, cfg, &caps);
 	log_info(cfg.log_prefix, "serving %s: %" PRIu64 " bytes%s, discard %s, write zeroes %s",
 		 fcfg.path.c_str(), cfg.dev_size, fcfg.direct ? ", O_DIRECT" : "",
 		 caps.discard ? "yes" : "no", caps.write_zeroes ? "yes" : "no");

@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <climits>
 
+#include "file/atomic_write_probe.h"
 #include "log/log.h"
 
 namespace tcmud {
@@ -241,6 +242,8 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 	// pieces included.
 	if (!is_read && io.fua)
 		sqe->rw_flags = RWF_DSYNC;
+	if (!is_read && io.atomic)
+		sqe->rw_flags |= rwf_atomic;
 	if (async_threshold_ && io.length - io.progress >= async_threshold_)
 		sqe->flags |= IOSQE_ASYNC;
 }

@@ -36,6 +36,7 @@ public:
 	file_queue &operator=(const file_queue &) = delete;
 
 	void submit(block_io &io) override;
+	io_engine *engine() override { return &engine_; }
 	int allocation(uint64_t offset, uint64_t length, allocation_run *out) override;
 
 	// Test seam: sees (and may replace) every raw CQE result before the

@@ -55,6 +55,11 @@ struct block_io {
 	// write, discard, write_zeroes: durable before completion (the SCSI
 	// layer sets it whenever the write cache is off, WCE=0, or FUA=1).
 	bool fua = false;
+	// write: all or nothing, also across a crash (RWF_ATOMIC). Set only
+	// when backstore_caps allow it for this offset and length: a power of
+	// two within [atomic_write_unit_min, atomic_write_unit_max], offset a
+	// multiple of the length, one iovec.
+	bool atomic = false;
 	uint64_t offset = 0;         // bytes
 	uint64_t length = 0;         // bytes (read/write: sum of iov lengths)
 	std::span<const iovec> iov;  // read/write buffers, already bounds-checked
@@ -81,6 +86,9 @@ struct backstore_caps {
 	// -EOPNOTSUPP (before touching the medium); the SCSI layer then falls
 	// back to the range-lock path for that command.
 	bool compare_and_write = false;
+	// block_io::atomic is honoured for these sizes (bytes); 0: never.
+	uint32_t atomic_write_unit_min = 0;
+	uint32_t atomic_write_unit_max = 0;
 };
 
 // Provisioning of a byte range, for GET LBA STATUS: whether it starts with
@@ -93,8 +101,15 @@ struct allocation_run {
 
 class backend_queue {
 public:
+	// A queue may be destroyed from inside the completion of its last
+	// request (EXTENDED COPY closes the queue it opened on another
+	// device's backstore there): nothing of it is touched after io_done().
 	virtual ~backend_queue() = default;
 	virtual void submit(block_io &io) = 0;
+	// The io_engine this queue submits through, so another backstore can
+	// open a queue on the same thread (EXTENDED COPY between devices);
+	// nullptr if it has none.
+	virtual io_engine *engine() { return nullptr; }
 	// Synchronous and rare (GET LBA STATUS). A backstore that cannot tell
 	// reports everything allocated, which is what a fully provisioned
 	// device says. 0, or -errno.

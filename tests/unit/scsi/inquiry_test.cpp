@@ -76,7 +76,7 @@ TEST_CASE("VPD 0x00 lists the supported pages", "[inquiry]")
 	lu_fixture f;
 	auto r = f.run(inquiry_cdb(true, 0x00, 255), {}, 255);
 	require_good(r);
-	CHECK(r.data_in == std::vector<uint8_t>{0, 0, 0, 6, 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2});
+	CHECK(r.data_in == std::vector<uint8_t>{0, 0, 0, 7, 0x00, 0x80, 0x83, 0x8f, 0xb0, 0xb1, 0xb2});
 }
 
 TEST_CASE("VPD 0x80 returns the unit serial", "[inquiry]")

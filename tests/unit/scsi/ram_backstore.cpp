@@ -2,6 +2,7 @@
 #include "ram_backstore.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -42,6 +43,10 @@ void ram_backstore::submit(block_io &io)
 	}
 	if (yield_)
 		std::this_thread::yield();
+	if (piecewise_ && io.op == block_op::write && io.length > 512) {
+		perform_piecewise(io);
+		return;
+	}
 	int64_t result = perform(io);
 	io.done->io_done(result);
 }
@@ -65,7 +70,7 @@ static void move_data(std::vector<uint8_t> &store, block_io &io, uint64_t limit)
 int64_t ram_backstore::perform(block_io &io)
 {
 	std::lock_guard guard(mutex_);
-	history_.push_back({io.op, io.offset, io.length, io.fua, &io});
+	history_.push_back({io.op, io.offset, io.length, io.fua, &io, io.atomic});
 	if (io.offset > bytes_.size() || io.length > bytes_.size() - io.offset)
 		return -EINVAL;
 	int64_t result = static_cast<int64_t>(io.length);
@@ -80,6 +85,8 @@ int64_t ram_backstore::perform(block_io &io)
 	if (io.op == block_op::compare_and_write)
 		return compare_and_write(io);
 	auto moved = static_cast<uint64_t>(result);
+	if (io.op == block_op::read)
+		reads_done_++;
 	// A test may grow bytes() after construction: the map follows.
 	if (deallocated_.size() < bytes_.size() / 512)
 		deallocated_.resize(bytes_.size() / 512);
@@ -126,6 +133,48 @@ int64_t ram_backstore::compare_and_write(block_io &io)
 	for (uint64_t u = io.offset / 512; u < (io.offset + io.length) / 512; u++)
 		deallocated_[u] = false;
 	return 0;
+}
+
+void ram_backstore::perform_piecewise(block_io &io)
+{
+	{
+		std::lock_guard guard(mutex_);
+		history_.push_back({io.op, io.offset, io.length, io.fua, &io, io.atomic});
+	}
+	for (uint64_t done = 0; done < io.length; done += 512) {
+		uint64_t reads = reads_done_.load();
+		{
+			std::lock_guard guard(mutex_);
+			copy_part(io, done, 512);
+		}
+		// After the first unit, give a read of another thread up to 1 ms
+		// to land mid-write, so an unprotected read does tear.
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+		while (done == 0 && reads_done_.load() == reads &&
+		       std::chrono::steady_clock::now() < deadline)
+			std::this_thread::yield();
+	}
+	io.done->io_done(static_cast<int64_t>(io.length));
+}
+
+// Copies bytes [from, from + n) of write `io` into the store.
+void ram_backstore::copy_part(const block_io &io, uint64_t from, uint64_t n)
+{
+	uint64_t pos = 0;
+	for (const iovec &v : io.iov) {
+		uint64_t lo = std::max(pos, from), hi = std::min(pos + v.iov_len, from + n);
+		if (lo < hi)
+			std::memcpy(bytes_.data() + io.offset + lo,
+				    static_cast<const uint8_t *>(v.iov_base) + (lo - pos), hi - lo);
+		pos += v.iov_len;
+	}
+}
+
+void ram_backstore::complete_part(std::size_t i, uint64_t bytes)
+{
+	std::lock_guard guard(mutex_);
+	const block_io &io = *queue_.at(i);
+	copy_part(io, 0, std::min(bytes, io.length));
 }
 
 std::size_t ram_backstore::queued() const

@@ -10,6 +10,7 @@
 // Thread-safe, so two threads can share one store; every request is logged.
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -30,6 +31,7 @@ public:
 		uint64_t length;
 		bool fua;
 		const block_io *io;  // which request (identifies its command)
+		bool atomic = false;
 	};
 
 	ram_backstore(uint64_t bytes, mode m = mode::synchronous);
@@ -51,6 +53,13 @@ public:
 	const block_io &queued_at(std::size_t i) const;
 	void complete(std::size_t i);  // carries out and completes request i
 	void complete_all();           // in submission order, until none is left
+	// Carries out the first `bytes` of queued write i, leaving it queued:
+	// a write seen half done, as a buffered file shows one mid-copy.
+	void complete_part(std::size_t i, uint64_t bytes);
+	// synchronous mode: writes are copied one 512-byte unit at a time, the
+	// store unlocked between units, as a page cache copy runs; after the
+	// first unit the write waits (up to 1 ms) for another thread's read.
+	void set_piecewise_writes(bool on) { piecewise_ = on; }
 
 	std::vector<uint8_t> &bytes() { return bytes_; }
 	std::vector<record> history() const;
@@ -59,12 +68,16 @@ public:
 private:
 	int64_t perform(block_io &io);
 	int64_t compare_and_write(block_io &io);
+	void perform_piecewise(block_io &io);
+	void copy_part(const block_io &io, uint64_t from, uint64_t n);
 
 	mutable std::mutex mutex_;
 	std::vector<uint8_t> bytes_;
 	std::vector<bool> deallocated_;  // per 512-byte unit
 	mode mode_;
 	bool yield_ = false;
+	bool piecewise_ = false;
+	std::atomic<uint64_t> reads_done_{0};
 	std::deque<block_io *> queue_;
 	std::vector<std::pair<block_op, int64_t>> injected_;
 	std::vector<record> history_;

@@ -145,6 +145,9 @@ BATTERY = [
     ("format-unit", [0x04, 0, 0, 0, 0, 0], 0, b"", 0),
     ("send-diagnostic-selftest", [0x1d, 0x04, 0, 0, 0, 0], 0, b"", 0),
     ("seek-10", [0x2b, 0, 0, 0, 0, 0, 0, 0, 0, 0], 0, b"", 0),
+    ("write-atomic-16", [0x9c, 0] + be(5104, 8) + be(0, 2) + be(1, 2) + [0, 0], 0, BLOCK, 0),
+    ("extended-copy-empty", [0x83, 0] + [0] * 8 + be(0, 4) + [0, 0], 0, b"", 0),
+    ("receive-copy-results-params", [0x84, 0x03] + [0] * 8 + be(256, 4) + [0, 0], 256, b"", 0),
     # boundary values
     ("read-last-lba", cdb16(0x88, LAST_LBA, 1), 512, b"", None),
     ("read-past-last-lba", cdb16(0x88, LAST_LBA, 2), 1024, b"", 0),
@@ -181,6 +184,10 @@ BATTERY = [
     ("unmap-past-last-lba", [0x42, 0, 0, 0, 0, 0, 0, 0, 24, 0], 0,
      bytes(be(22, 2) + be(16, 2) + [0] * 4 + be(LAST_LBA, 8) + be(2, 4) + [0] * 4), 0),
     ("start-stop-power-condition", [0x1b, 0, 0, 0, 0x10, 0], 0, b"", 0),
+    ("extended-copy-short-list", [0x83, 0] + [0] * 8 + be(8, 4) + [0, 0], 0, bytes(8), 0),
+    ("extended-copy-lid4", [0x83, 0x01] + [0] * 8 + be(0, 4) + [0, 0], 0, b"", 0),
+    ("receive-copy-results-failed-segment", [0x84, 0x04] + [0] * 8 + be(64, 4) + [0, 0],
+     64, b"", 0),
 ]
 
 

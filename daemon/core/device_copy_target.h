@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// A served device as an EXTENDED COPY target of the daemon's other devices
+// (scsi/copy_targets.h): it shares the device's backstore and logical unit,
+// so a copy that holds it keeps both alive after the device is removed.
+#include <memory>
+
+#include "scsi/copy_targets.h"
+#include "scsi/logical_unit.h"
+#include "tcmud/block_backend.h"
+
+namespace tcmud {
+
+class device_copy_target final : public scsi::copy_target {
+public:
+	device_copy_target(std::shared_ptr<backstore> store, std::shared_ptr<scsi::logical_unit> lu)
+		: store_(std::move(store)), lu_(std::move(lu))
+	{
+	}
+	scsi::logical_unit &lu() override { return *lu_; }
+	// Backstores open queues from any thread; this one is driven by the
+	// copying queue's io_uring, so its completions arrive on that thread.
+	std::unique_ptr<backend_queue> open_queue(backend_queue &caller) override
+	{
+		io_engine *engine = caller.engine();
+		return engine ? store_->open_queue(*engine) : nullptr;
+	}
+
+private:
+	std::shared_ptr<backstore> store_;
+	std::shared_ptr<scsi::logical_unit> lu_;
+};
+
+} // namespace tcmud

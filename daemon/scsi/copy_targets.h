@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+// The LUNs of this daemon that an EXTENDED COPY may name, by the NAA
+// designator of their VPD page 0x83 (CSCD descriptor E4h).
+//
+// A queue thread copying to or from another device never touches that
+// device's queues or threads: it opens a backend_queue of its own on the
+// other device's backstore (copy_target::open_queue), driven by its own
+// io_uring, so every completion of the copy arrives on the copying thread.
+// Backstores allow open_queue from any thread (block_backend.h). The
+// registry holds only weak references; a copy holds a shared one to its
+// target for as long as it runs, which keeps the other device's backstore
+// and logical unit (capacity, range lock) alive even if that device is
+// removed meanwhile: the copy then finishes on a backstore nobody serves
+// any more, and the last reference closes it.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tcmud/block_backend.h"
+
+namespace tcmud::scsi {
+
+class logical_unit;
+
+// NAA IEEE Registered Extended designator (16 bytes), as VPD 0x83 gives it.
+using naa_id = std::array<uint8_t, 16>;
+
+// The NAA designator derived from a unit serial, as LIO derives its own
+// (company ID 001405h, then the serial's hex digits). False if the serial
+// has no hex digit (then VPD 0x83 has no NAA designator either).
+bool naa_from_serial(std::string_view serial, naa_id *out);
+
+class copy_target {
+public:
+	virtual ~copy_target() = default;
+	virtual logical_unit &lu() = 0;
+	// A channel to this LUN's backstore for the calling queue thread,
+	// whose own channel is `caller`; nullptr if there is none to be had
+	// (the target is then not reachable).
+	virtual std::unique_ptr<backend_queue> open_queue(backend_queue &caller) = 0;
+};
+
+class copy_target_registry {
+public:
+	// The daemon's registry; tests make their own.
+	static copy_target_registry &global();
+
+	void add(const naa_id &naa, const std::shared_ptr<copy_target> &target);
+	void remove(const copy_target *target);
+	std::shared_ptr<copy_target> find(const naa_id &naa) const;
+
+private:
+	mutable std::mutex mutex_;
+	std::vector<std::pair<naa_id, std::weak_ptr<copy_target>>> targets_;
+};
+
+} // namespace tcmud::scsi

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// EXTENDED COPY (LID1) (SPC-4 6.3, SPC-5 6.6): copies blocks between LUNs of
+// this daemon (or within one) without the data crossing the initiator.
+//
+// LIO's own copy engine (target_core_xcopy.c) is reached only through
+// spc_parse_cdb, which user backstores never call (passthrough_parse_cdb
+// hands EXTENDED COPY to us like any CDB), so this is the copy manager of
+// a tcmud LUN. Supported: segment descriptor 02h (block to block) and CSCD
+// descriptor E4h naming a LUN by its NAA designator; limits in
+// third_party_copy.h, reported by RECEIVE COPY RESULTS and VPD 0x8f.
+//
+// The whole parameter list is checked before any block moves: header and
+// lengths, every CSCD descriptor, every segment descriptor, then the
+// targets are resolved (COPY TARGET DEVICE NOT REACHABLE) and every
+// segment's LBA range checked. Then the copy runs asynchronously, one
+// chunk (at most CHUNK_BYTES, in the slot's bounce buffer) at a time: read
+// under the source's range lock (shared), write under the destination's,
+// so it never overlaps a COMPARE AND WRITE or a WRITE ATOMIC.
+#include <algorithm>
+
+#include "byte_order.h"
+#include "copy_targets.h"
+#include "handlers.h"
+#include "iovec_buffer.h"
+#include "logical_unit.h"
+#include "third_party_copy.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+using namespace xcopy;
+
+constexpr asc_ascq ASC_COPY_TARGET_DEVICE_NOT_REACHABLE{0x0d, 0x02};
+constexpr asc_ascq ASC_INCORRECT_COPY_TARGET_DEVICE_TYPE{0x0d, 0x03};
+constexpr asc_ascq ASC_THIRD_PARTY_DEVICE_FAILURE{0x0d, 0x01};
+constexpr asc_ascq ASC_TOO_MANY_TARGET_DESCRIPTORS{0x26, 0x06};
+constexpr asc_ascq ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE{0x26, 0x07};
+constexpr asc_ascq ASC_TOO_MANY_SEGMENT_DESCRIPTORS{0x26, 0x08};
+constexpr asc_ascq ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE{0x26, 0x09};
+
+struct cscd_descriptor {
+	naa_id naa{};
+	bool naa_ok = false;      // an NAA-16 designator of a logical unit
+	uint32_t block_length = 0;
+	uint16_t at = 0;          // its offset in the parameter list
+};
+
+struct segment_descriptor {
+	uint16_t source = 0;      // CSCD indexes
+	uint16_t destination = 0;
+	uint16_t blocks = 0;
+	uint64_t source_lba = 0;
+	uint64_t destination_lba = 0;
+};
+
+// A resolved CSCD: this logical unit (target empty) or another one.
+struct endpoint {
+	bool resolved = false;
+	std::shared_ptr<copy_target> target;
+	logical_unit *lu = nullptr;
+	backend_queue *queue = nullptr;       // on this queue's thread
+	std::unique_ptr<backend_queue> opened; // for another LUN's backstore
+};
+
+struct copy_job final : command::extension {
+	uint8_t list_id = 0;
+	bool hold = false;  // LIST ID USAGE 00b
+	std::vector<cscd_descriptor> cscds;
+	std::vector<segment_descriptor> segments;
+	std::vector<endpoint> endpoints;  // per CSCD
+	std::size_t segment = 0;
+	uint64_t done = 0;       // blocks of the current segment copied
+	uint64_t chunk = 0;      // blocks of the chunk in flight
+	uint64_t chunk_offset = 0;
+	uint64_t bytes = 0;      // copied so far
+	range_lock *held = nullptr;
+};
+
+copy_job &job(command &cmd)
+{
+	return static_cast<copy_job &>(*cmd.extension_state());
+}
+
+void finish_parameter(command &cmd, asc_ascq code, uint16_t byte)
+{
+	cmd.finish_check_condition(sense_builder(ILLEGAL_REQUEST, code)
+					   .field(parameter_field(byte, -1)));
+}
+
+void finish_copy_aborted(command &cmd, asc_ascq code)
+{
+	cmd.finish_check_condition(sense_builder(COPY_ABORTED, code));
+}
+
+// --- parsing: false if the command is finished (an error) ---
+
+bool parse_header(command &cmd, std::span<const uint8_t> list, copy_job &j)
+{
+	j.list_id = list[0];
+	uint8_t usage = (list[1] >> 3) & 0x03;
+	if (list[1] & 0xc0) {
+		finish_invalid_parameter(cmd, 1, list[1] & 0x80 ? 7 : 6);
+		return false;
+	}
+	// LIST ID USAGE 01b is reserved; 11b (no list identifier) needs 0.
+	if (usage == 0x01) {
+		finish_invalid_parameter(cmd, 1, 4);
+		return false;
+	}
+	if (usage == 0x03 && j.list_id != 0) {
+		finish_invalid_parameter(cmd, 0);
+		return false;
+	}
+	j.hold = usage == 0x00;
+	for (uint16_t i = 4; i < 8; i++)
+		if (list[i]) {
+			finish_invalid_parameter(cmd, i);
+			return false;
+		}
+	return true;
+}
+
+bool parse_cscds(command &cmd, std::span<const uint8_t> list, uint32_t end, copy_job &j)
+{
+	for (uint32_t at = HEADER_LENGTH; at < end; at += CSCD_DESCRIPTOR_LENGTH) {
+		auto d = list.subspan(at);
+		if (d[0] != CSCD_IDENTIFICATION) {
+			finish_parameter(cmd, ASC_UNSUPPORTED_TARGET_DESCRIPTOR_TYPE_CODE,
+					 static_cast<uint16_t>(at));
+			return false;
+		}
+		if (end - at < CSCD_DESCRIPTOR_LENGTH) {
+			finish_parameter_list_length_error(cmd);
+			return false;
+		}
+		// LU ID TYPE 00b (the LU itself), NUL 0, peripheral type 0.
+		if (d[1] != 0) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 1),
+						 static_cast<int8_t>(7 - std::countl_zero(d[1])));
+			return false;
+		}
+		cscd_descriptor c;
+		c.at = static_cast<uint16_t>(at);
+		c.naa_ok = (d[4] & 0x0f) == 0x01 && (d[5] & 0x3f) == 0x03 && d[7] == 16;
+		if (c.naa_ok)
+			std::copy_n(d.begin() + 8, 16, c.naa.begin());
+		c.block_length = static_cast<uint32_t>(get_be(d, 29, 3));
+		j.cscds.push_back(c);
+	}
+	return true;
+}
+
+bool parse_segments(command &cmd, std::span<const uint8_t> list, uint32_t begin,
+		    uint32_t end, copy_job &j)
+{
+	for (uint32_t at = begin; at < end; at += SEGMENT_DESCRIPTOR_LENGTH) {
+		auto d = list.subspan(at);
+		if (d[0] != SEGMENT_BLOCK_TO_BLOCK) {
+			finish_parameter(cmd, ASC_UNSUPPORTED_SEGMENT_DESCRIPTOR_TYPE_CODE,
+					 static_cast<uint16_t>(at));
+			return false;
+		}
+		if (end - at < 4 || end - at < SEGMENT_DESCRIPTOR_LENGTH) {
+			finish_parameter_list_length_error(cmd);
+			return false;
+		}
+		if (get_be16(d, 2) != SEGMENT_DESCRIPTOR_LENGTH - 4) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 2));
+			return false;
+		}
+		// Byte 1: DC and CAT only (with equal block sizes and no
+		// residue neither changes what is copied).
+		if (d[1] & 0xfc) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 1),
+						 static_cast<int8_t>(7 - std::countl_zero(d[1])));
+			return false;
+		}
+		segment_descriptor s;
+		s.source = get_be16(d, 4);
+		s.destination = get_be16(d, 6);
+		if (s.source >= j.cscds.size()) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 4));
+			return false;
+		}
+		if (s.destination >= j.cscds.size()) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 6));
+			return false;
+		}
+		if (get_be16(d, 8) != 0) {
+			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 8));
+			return false;
+		}
+		s.blocks = get_be16(d, 10);
+		s.source_lba = get_be64(d, 12);
+		s.destination_lba = get_be64(d, 20);
+		j.segments.push_back(s);
+	}
+	return true;
+}
+
+// Finds the LUN a CSCD names: this one first (its NAA as VPD 0x83 gives it
+// now), then the daemon's other LUNs.
+bool resolve(command &cmd, copy_job &j, uint16_t index)
+{
+	endpoint &e = j.endpoints[index];
+	if (e.resolved)
+		return true;
+	const cscd_descriptor &c = j.cscds[index];
+	naa_id own;
+	logical_unit &lu = cmd.lu();
+	if (c.naa_ok && naa_from_serial(lu.unit_serial(), &own) && own == c.naa) {
+		e.lu = &lu;
+		e.queue = &cmd.queue();
+	} else if (c.naa_ok && lu.config().copy_targets) {
+		e.target = lu.config().copy_targets->find(c.naa);
+		if (e.target && &e.target->lu() == &lu) {
+			e.lu = &lu;
+			e.queue = &cmd.queue();
+		} else if (e.target) {
+			e.opened = e.target->open_queue(cmd.queue());
+			e.lu = &e.target->lu();
+			e.queue = e.opened.get();
+		}
+	}
+	if (!e.queue) {
+		finish_copy_aborted(cmd, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE);
+		return false;
+	}
+	// DISK BLOCK LENGTH must be the LUN's (SPC-5 block device CSCD
+	// parameters): the copy does not convert block sizes.
+	if (c.block_length != e.lu->block_size()) {
+		finish_invalid_parameter(cmd, static_cast<uint16_t>(c.at + 29));
+		return false;
+	}
+	e.resolved = true;
+	return true;
+}
+
+bool check_segments(command &cmd, copy_job &j)
+{
+	for (const segment_descriptor &s : j.segments) {
+		if (!resolve(cmd, j, s.source) || !resolve(cmd, j, s.destination))
+			return false;
+		const endpoint &src = j.endpoints[s.source];
+		const endpoint &dst = j.endpoints[s.destination];
+		if (src.lu->block_size() != dst.lu->block_size()) {
+			finish_copy_aborted(cmd, ASC_INCORRECT_COPY_TARGET_DEVICE_TYPE);
+			return false;
+		}
+		for (auto [lu, lba] : {std::pair{src.lu, s.source_lba},
+				       std::pair{dst.lu, s.destination_lba}}) {
+			uint64_t cap = lu->num_blocks();
+			if (lba > cap || s.blocks > cap - lba) {
+				cmd.finish_check_condition(
+					sense_builder(COPY_ABORTED, ASC_LBA_OUT_OF_RANGE)
+						.information(lba));
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+// --- the copy ---
+
+void next_chunk(command &cmd);
+
+void finish_copy(command &cmd, bool ok)
+{
+	copy_job &j = job(cmd);
+	if (j.hold)
+		cmd.lu().copy_results().hold(
+			j.list_id, {true, ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
+				    static_cast<uint16_t>(j.segment), j.bytes});
+	// Closes queues opened on other backstores: nothing is in flight, and
+	// a queue may go from inside its last completion (block_backend.h).
+	cmd.extension_state().reset();
+}
+
+void copy_failed(command &cmd, int64_t error, bool writing)
+{
+	finish_copy(cmd, false);
+	asc_ascq code = ASC_THIRD_PARTY_DEVICE_FAILURE;
+	if (error == -EIO)
+		code = writing ? ASC_WRITE_ERROR : ASC_UNRECOVERED_READ_ERROR;
+	finish_copy_aborted(cmd, code);
+}
+
+void unlock_held(command &cmd)
+{
+	copy_job &j = job(cmd);
+	if (j.held) {
+		j.held->unlock(cmd.range());
+		j.held = nullptr;
+	}
+}
+
+void lock_then(command &cmd, logical_unit &lu, uint64_t lba, command::step_fn next)
+{
+	copy_job &j = job(cmd);
+	j.held = &lu.ranges();
+	cmd.continue_when(j.held->lock_shared(cmd.range(), lba, j.chunk), next);
+}
+
+void chunk_written(command &cmd, int64_t result)
+{
+	unlock_held(cmd);
+	if (result < 0) {
+		copy_failed(cmd, result, true);
+		return;
+	}
+	copy_job &j = job(cmd);
+	j.done += j.chunk;
+	j.bytes += j.chunk * cmd.lu().block_size();
+	next_chunk(cmd);
+}
+
+void write_chunk(command &cmd, int64_t)
+{
+	copy_job &j = job(cmd);
+	const segment_descriptor &s = j.segments[j.segment];
+	endpoint &dst = j.endpoints[s.destination];
+	uint32_t bs = dst.lu->block_size();
+	block_io &io = cmd.io();
+	io.op = block_op::write;
+	io.fua = !dst.lu->write_cache_enabled();
+	io.offset = (s.destination_lba + j.chunk_offset) * bs;
+	io.length = j.chunk * bs;
+	cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), io.length});
+	io.iov = cmd.scratch_iov();
+	cmd.submit_to(*dst.queue, chunk_written);
+}
+
+void chunk_read(command &cmd, int64_t result)
+{
+	unlock_held(cmd);
+	if (result < 0) {
+		copy_failed(cmd, result, false);
+		return;
+	}
+	copy_job &j = job(cmd);
+	const segment_descriptor &s = j.segments[j.segment];
+	lock_then(cmd, *j.endpoints[s.destination].lu, s.destination_lba + j.chunk_offset,
+		  write_chunk);
+}
+
+void read_chunk(command &cmd, int64_t)
+{
+	copy_job &j = job(cmd);
+	const segment_descriptor &s = j.segments[j.segment];
+	endpoint &src = j.endpoints[s.source];
+	uint32_t bs = src.lu->block_size();
+	block_io &io = cmd.io();
+	io.op = block_op::read;
+	io.fua = false;
+	io.offset = (s.source_lba + j.chunk_offset) * bs;
+	io.length = j.chunk * bs;
+	cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), io.length});
+	io.iov = cmd.scratch_iov();
+	cmd.submit_to(*src.queue, chunk_read);
+}
+
+void next_chunk(command &cmd)
+{
+	copy_job &j = job(cmd);
+	while (j.segment < j.segments.size() && j.done == j.segments[j.segment].blocks) {
+		j.segment++;
+		j.done = 0;
+	}
+	if (j.segment == j.segments.size()) {
+		finish_copy(cmd, true);
+		cmd.finish_good();
+		return;
+	}
+	const segment_descriptor &s = j.segments[j.segment];
+	const endpoint &src = j.endpoints[s.source];
+	uint32_t bs = src.lu->block_size();
+	j.chunk = std::min<uint64_t>(s.blocks - j.done, std::max<uint32_t>(1, CHUNK_BYTES / bs));
+	// Within one LUN, a destination just above an overlapping source is
+	// copied from the end, so no chunk reads what an earlier one wrote.
+	bool backward = src.lu == j.endpoints[s.destination].lu &&
+			s.destination_lba > s.source_lba &&
+			s.destination_lba < s.source_lba + s.blocks;
+	j.chunk_offset = backward ? s.blocks - j.done - j.chunk : j.done;
+	if (cmd.bounce().size() < j.chunk * bs)
+		cmd.bounce().resize(j.chunk * bs);
+	lock_then(cmd, *src.lu, s.source_lba + j.chunk_offset, read_chunk);
+}
+
+} // namespace
+
+void handle_extended_copy(command &cmd, int64_t)
+{
+	uint32_t length = get_be32(cmd.cdb(), 10);
+	// SPC-5: a PARAMETER LIST LENGTH of zero is not an error.
+	if (length == 0) {
+		cmd.finish_good();
+		return;
+	}
+	if (!check_data_length(cmd, length))
+		return;
+	if (length < HEADER_LENGTH) {
+		finish_parameter_list_length_error(cmd);
+		return;
+	}
+	std::array<uint8_t, HEADER_LENGTH> header{};
+	copy_from_iovs(cmd.data(), 0, header);
+	uint32_t cscd_length = get_be16(header, 2);
+	uint32_t segment_length = get_be32(header, 8);
+	uint32_t inline_length = get_be32(header, 12);
+	if (uint64_t{HEADER_LENGTH} + cscd_length + segment_length + inline_length > length) {
+		finish_parameter_list_length_error(cmd);
+		return;
+	}
+	if (cscd_length / CSCD_DESCRIPTOR_LENGTH > MAX_CSCD_DESCRIPTORS) {
+		finish_parameter(cmd, ASC_TOO_MANY_TARGET_DESCRIPTORS, 2);
+		return;
+	}
+	if (segment_length / SEGMENT_DESCRIPTOR_LENGTH > MAX_SEGMENT_DESCRIPTORS) {
+		finish_parameter(cmd, ASC_TOO_MANY_SEGMENT_DESCRIPTORS, 8);
+		return;
+	}
+	// MAXIMUM INLINE DATA LENGTH is 0: no segment type we have uses it.
+	if (inline_length != 0) {
+		finish_invalid_parameter(cmd, 12);
+		return;
+	}
+	// Bounded by the two checks above: at most 16 + 543 + 1819 bytes.
+	// Copied once: the data-out buffer is shared memory that could change
+	// between a check and its use.
+	auto j = std::make_unique<copy_job>();
+	std::vector<uint8_t> list(HEADER_LENGTH + cscd_length + segment_length);
+	copy_from_iovs(cmd.data(), 0, list);
+	uint32_t segments_at = HEADER_LENGTH + cscd_length;
+	if (!parse_header(cmd, list, *j) || !parse_cscds(cmd, list, segments_at, *j) ||
+	    !parse_segments(cmd, list, segments_at, segments_at + segment_length, *j))
+		return;
+	j->endpoints.resize(j->cscds.size());
+	if (!check_segments(cmd, *j))
+		return;
+	cmd.extension_state() = std::move(j);
+	next_chunk(cmd);
+}
+
+} // namespace tcmud::scsi

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// WRITE ATOMIC(16) (SBC-4 5.48): the blocks are written all or none, and no
+// other command sees part of them.
+//
+// Against other commands, on every backstore: the range is held exclusively
+// from before the write until it completed (no other write of this logical
+// unit, from any queue, lands inside it), and the atomic-write gate keeps
+// READs out of it (atomic_gate.h). Across a crash: only where the backstore
+// can write atomically (O_DIRECT with RWF_ATOMIC, statx STATX_WRITE_ATOMIC)
+// and the write is one of its units: a power of two within its unit sizes,
+// at an offset that is a multiple of the length. docs/scsi.md says which
+// holds where.
+#include <bit>
+
+#include "byte_order.h"
+#include "handlers.h"
+#include "iovec_buffer.h"
+#include "logical_unit.h"
+
+namespace tcmud::scsi {
+
+namespace {
+
+constexpr uint8_t FUA_BIT = 0x08;
+
+void written(command &cmd, int64_t result)
+{
+	release_lock(cmd);
+	cmd.lu().atomic_writes().write_end();
+	if (result < 0) {
+		cmd.finish_io_error(result, true, cmd.work().lba);
+		return;
+	}
+	cmd.finish_good();
+}
+
+// Whether the backstore's own atomic write covers this request.
+bool backstore_atomic(const backstore_caps &caps, uint64_t offset, uint64_t bytes)
+{
+	return caps.atomic_write_unit_max != 0 && std::has_single_bit(bytes) &&
+	       bytes >= caps.atomic_write_unit_min && bytes <= caps.atomic_write_unit_max &&
+	       offset % bytes == 0;
+}
+
+void locked(command &cmd, int64_t)
+{
+	const command::work_state &w = cmd.work();
+	uint64_t bytes = w.blocks * cmd.lu().block_size();
+	block_io &io = cmd.io();
+	io.op = block_op::write;
+	io.fua = w.fua;
+	io.offset = w.lba * cmd.lu().block_size();
+	io.atomic = backstore_atomic(cmd.lu().caps(), io.offset, bytes);
+	set_io_data(cmd, 0, bytes);
+	if (io.atomic && io.iov.size() != 1) {
+		// RWF_ATOMIC takes one buffer: gather the data-out pieces.
+		if (cmd.bounce().size() < bytes)
+			cmd.bounce().resize(bytes);
+		copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(cmd.bounce().data(), bytes));
+		cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), bytes});
+		io.iov = cmd.scratch_iov();
+	}
+	cmd.submit(written);
+}
+
+} // namespace
+
+// Order of checks as for every command (docs/scsi.md): the field values
+// (ATOMIC BOUNDARY, alignment of the LBA, granularity of the length), then
+// the length against MAXIMUM ATOMIC TRANSFER LENGTH, the LBA range, zero
+// length, the data buffer.
+void handle_write_atomic(command &cmd, int64_t)
+{
+	std::span<const uint8_t> cdb = cmd.cdb();
+	const logical_unit &lu = cmd.lu();
+	uint64_t lba = get_be64(cdb, 2);
+	uint16_t boundary = get_be16(cdb, 10);
+	uint32_t blocks = get_be16(cdb, 12);
+	// MAXIMUM ATOMIC BOUNDARY SIZE is 0: no boundaries (SBC-4: a non-zero
+	// ATOMIC BOUNDARY is then an invalid field).
+	if (boundary != 0) {
+		finish_invalid_cdb(cmd, 10);
+		return;
+	}
+	uint32_t alignment = lu.config().atomic_alignment_blocks;
+	if (alignment > 1 && lba % alignment != 0) {
+		finish_invalid_cdb(cmd, 2);
+		return;
+	}
+	uint32_t granularity = lu.config().atomic_granularity_blocks;
+	if (granularity > 1 && blocks % granularity != 0) {
+		finish_invalid_cdb(cmd, 12);
+		return;
+	}
+	if (blocks > lu.max_atomic_transfer_blocks()) {
+		finish_invalid_cdb(cmd, 12);
+		return;
+	}
+	if (!check_lba_range(cmd, lba, blocks))
+		return;
+	if (blocks == 0) {
+		cmd.finish_good();
+		return;
+	}
+	if (!check_data_length(cmd, uint64_t{blocks} * lu.block_size()))
+		return;
+	command::work_state &w = cmd.work();
+	w.lba = lba;
+	w.blocks = blocks;
+	w.fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	// Announced before the range is taken and anything is written, so a
+	// READ that starts from now on takes the lock, and one already running
+	// reads again (atomic_gate.h).
+	cmd.lu().atomic_writes().write_begin();
+	take_exclusive_lock(cmd, lba, blocks, locked);
+}
+
+} // namespace tcmud::scsi
