@@ -11,7 +11,10 @@ start_tcmud
 # 8 MiB: the first 4 MiB read zeroes and swallow writes, the rest fails.
 printf '0 8192 zero\n8192 8192 error\n' | dmsetup create tcmud-bad
 trap 'rc=$?; dmsetup remove tcmud-bad 2>/dev/null || true; cleanup_scenario $rc' EXIT
-bad=$(export_via_loop "$(create_user_backstore bad0 file /dev/mapper/tcmud-bad $((8 << 20)))")
+# devtmpfs makes /dev/dm-N; /dev/mapper/ names need udev, which the guest lacks.
+dmdev=/dev/dm-$(dmsetup info -c --noheadings -o minor tcmud-bad | tr -d ' ')
+[ -b "$dmdev" ] || fail "no $dmdev for tcmud-bad"
+bad=$(export_via_loop "$(create_user_backstore bad0 file "$dmdev" $((8 << 20)))")
 sg=$(sg_of "$bad")
 set +e
 out=$(sg_raw -r 512 "$sg" 28 00 00 00 30 00 00 00 01 00 2>&1)   # READ(10) LBA 12288
