@@ -33,7 +33,10 @@ log() { echo "debug-kernel: $*" >&2; }
 fragment=$top/tests/vm/debug-kernel.config
 # Bump when the steps below change what gets built.
 recipe=1
-key=$( { echo "$TCMUD_KERNEL_DEB_VERSION recipe $recipe"; cat "$fragment"; } | sha256sum | cut -c1-12)
+# Only the fragment's settings make the key: a comment edit (an SPDX line,
+# say) must not throw away a kernel that takes over an hour to build.
+key=$( { echo "$TCMUD_KERNEL_DEB_VERSION recipe $recipe"
+	grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$fragment"; } | sha256sum | cut -c1-12)
 cache=${TCMUD_CACHE:-/var/cache/tcmud}
 dir=$cache/kernel/debug-$TCMUD_KERNEL_DEB_VERSION-$key
 localversion=-tcmud-debug
