@@ -14,8 +14,9 @@ packages=(
 	# the VM test bed: emulator, guest userland pieces, tools the guest runs
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
-	# kmod/: module BTF (pahole) and sparse checks of our kernel patches
-	dwarves sparse
+	# kmod/: module BTF (pahole) and sparse checks of our kernel patches;
+	# kmod/format-series.sh's git send-email --dry-run of the mail
+	dwarves sparse git-email
 	# the debug kernel (scripts/debug-kernel.sh): kconfig, objtool
 	bc bison flex libelf-dev
 	# VM error scenarios: device-mapper error targets
