@@ -84,6 +84,10 @@ def main():
     ksyms = os.path.join(out, "kallsyms.txt")
     if re.match(r"tcmud-[0-9]+q[.]", a) and os.path.exists(os.path.join(out, "kallsyms-patched.txt")):
         ksyms = os.path.join(out, "kallsyms-patched.txt")
+    # A BENCH_INSN_KMODS variant's own symbols (its modules moved again).
+    variant = os.path.join(out, "kallsyms-%s.txt" % a.split(".")[0])
+    if os.path.exists(variant):
+        ksyms = variant
     syms = load_syms(ksyms)
     if not syms:
         sys.exit(f"insn-profile: no text symbols in {ksyms} (kptr_restrict?)")

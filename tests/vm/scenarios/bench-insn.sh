@@ -11,6 +11,12 @@
 #   tcmud-<N>q   tcmud on a device with nr_queues=N, N in BENCH_INSN_QUEUES
 #                (default 1: with one fio job one CPU submits, so one queue
 #                works whatever N is)
+# and with BENCH_INSN_KMODS="LABEL=DIR ..." (kmod/build.sh outputs, e.g. one
+# per prefix of the series), for each in turn after swapping its modules in:
+#   LABEL        tcmud on a device with nr_queues=1 (kallsyms-LABEL.txt)
+# so that patches are compared in one boot. BENCH_INSN_BACKENDS (default
+# "fileio tcmu-runner tcmud ublk") picks the stock-module rows;
+# BENCH_INSN_JOBS (default 1) is fio's numjobs (number_ios is per job).
 # For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
@@ -28,6 +34,8 @@
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
 [ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
 reps=${BENCH_INSN_REPS:-3}
+jobs=${BENCH_INSN_JOBS:-1}
+backends=" ${BENCH_INSN_BACKENDS:-fileio tcmu-runner tcmud ublk} "
 workloads=${BENCH_INSN_WORKLOADS:-randread-4k randread-128k}
 out=$TCMUD_VM_OUT/bench-insn
 mkdir -p "$out" /tmp/insn
@@ -38,6 +46,27 @@ cp "$TCMUD_BUILD/tests/bench/insncount/insnmark" /tmp/insn/
 # plugin's counts.txt is cached and would not show new lines.
 : > /tmp/insn/marks.log
 markcmd="/tmp/insn/insnmark -p 20 -l /tmp/insn/marks.log $TCMUD_VM_OUT/marks"
+# fio runs --exec_prerun/--exec_postrun once per job: with several jobs, a
+# gate lets the first job's prerun and the last job's postrun mark, so the
+# interval runs from the first job's start to the last job's end.
+if [ "$jobs" != 1 ]; then
+	cat > /tmp/insn/gate.sh <<GATE
+#!/bin/sh
+# gate.sh in|out NAME
+exec 8> /tmp/insn/gate.lock
+flock 8
+n=\$(cat /tmp/insn/gate.n 2> /dev/null || echo 0)
+case \$1 in
+in) n=\$((n + 1)) ;;
+*) n=\$((n - 1)) ;;
+esac
+echo \$n > /tmp/insn/gate.n
+if { [ \$1 = in ] && [ \$n = 1 ]; } || { [ \$1 = out ] && [ \$n = 0 ]; }; then
+	exec $markcmd \$2 20000
+fi
+GATE
+	chmod +x /tmp/insn/gate.sh
+fi
 
 ios_of() {
 	case $1 in
@@ -58,9 +87,14 @@ insn_fio() {
 	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
 	t0=$(loc_total)
 	c0=$(disk_commands "$dev")
+	local pre="$markcmd $from 20000" post="$markcmd $to 20000"
+	if [ "$jobs" != 1 ]; then
+		echo 0 > /tmp/insn/gate.n
+		pre="/tmp/insn/gate.sh in $from" post="/tmp/insn/gate.sh out $to"
+	fi
 	fio --name="$workload" --filename="$dev" --direct=1 --ioengine=libaio \
-		--iodepth=16 --numjobs=1 --number_ios="$ios" --size=256M "${args[@]}" \
-		--exec_prerun="$markcmd $from 20000" --exec_postrun="$markcmd $to 20000" \
+		--iodepth=16 --numjobs="$jobs" --group_reporting --number_ios="$ios" --size=256M "${args[@]}" \
+		--exec_prerun="$pre" --exec_postrun="$post" \
 		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
 	c1=$(disk_commands "$dev")
 	t1=$(loc_total)
@@ -68,8 +102,8 @@ insn_fio() {
 		fail "$label $workload: mark $from or $to not acknowledged"
 	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
-		$((c1 - c0)) "$ios" $((t1 - t0)) >> "$out/intervals.tsv"
-	log "$label $workload rep $rep: $((c1 - c0)) commands for $ios I/Os"
+		$((c1 - c0)) $((ios * jobs)) $((t1 - t0)) >> "$out/intervals.tsv"
+	log "$label $workload rep $rep: $((c1 - c0)) commands for $((ios * jobs)) I/Os"
 }
 
 # insn_null REP: two marks back to back through sh -c, as fio's exec does.
@@ -121,6 +155,7 @@ sync
 	echo "fio=$(fio --version)"
 	echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner)"
 	echo "reps=$reps"
+	echo "jobs=$jobs"
 	echo "workloads=$workloads"
 	echo "ios_4k=$(ios_of randread-4k)"
 	echo "ios_128k=$(ios_of randread-128k)"
@@ -129,31 +164,39 @@ sync
 
 for rep in $(seq "$reps"); do insn_null "$rep"; done
 
-dir=$TARGET/core/fileio_0/insn-fileio
-mkdir -p "$dir"
-echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
-echo 1 > "$dir/enable"
-insn_run fileio "$(export_via_loop "$dir")"
-remove_all_targets
+if [[ $backends == *" fileio "* ]]; then
+	dir=$TARGET/core/fileio_0/insn-fileio
+	mkdir -p "$dir"
+	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
+	echo 1 > "$dir/enable"
+	insn_run fileio "$(export_via_loop "$dir")"
+	remove_all_targets
+fi
 
-mkdir -p /etc/tcmu /var/log/tcmu
-tcmu-runner -l /var/log/tcmu &
-runner=$!
-stop_on_exit $runner
-bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-runner qcow $img $size)
-wait_uio_open $runner 30
-insn_run tcmu-runner "$(export_via_loop "$bs")"
-bench_stop_daemon $runner
+if [[ $backends == *" tcmu-runner "* ]]; then
+	mkdir -p /etc/tcmu /var/log/tcmu
+	tcmu-runner -l /var/log/tcmu &
+	runner=$!
+	stop_on_exit $runner
+	bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-runner qcow $img $size)
+	wait_uio_open $runner 30
+	insn_run tcmu-runner "$(export_via_loop "$bs")"
+	bench_stop_daemon $runner
+fi
 
-start_tcmud
-bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-tcmud file $img $size)
-wait_uio_open "$TCMUD_PID" 30
-insn_run tcmud "$(export_via_loop "$bs")"
-bench_stop_daemon "$TCMUD_PID"
+if [[ $backends == *" tcmud "* ]]; then
+	start_tcmud
+	bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-tcmud file $img $size)
+	wait_uio_open "$TCMUD_PID" 30
+	insn_run tcmud "$(export_via_loop "$bs")"
+	bench_stop_daemon "$TCMUD_PID"
+fi
 
 # ublk: the same file through a block driver whose server is a process, no
 # SCSI and no TCMU ring (issue 16's "why not a real block driver" row).
-if modprobe ublk_drv 2>/dev/null && [ -x "$TCMUD_BUILD/tests/bench/ublk_file_server" ]; then
+if [[ $backends != *" ublk "* ]]; then
+	:
+elif modprobe ublk_drv 2>/dev/null && [ -x "$TCMUD_BUILD/tests/bench/ublk_file_server" ]; then
 	"$TCMUD_BUILD/tests/bench/ublk_file_server" -d 64 -m 512 "$img" > /tmp/ublk.out 2> "$out/ublk.log" &
 	ublk=$!
 	stop_on_exit $ublk
@@ -194,5 +237,22 @@ if [ -n "$kmod" ]; then
 	bench_stop_daemon "$TCMUD_PID"
 	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-patched.txt"
 fi
+
+# Module variants (BENCH_INSN_KMODS), one after another in this boot.
+for variant in ${BENCH_INSN_KMODS:-}; do
+	label=${variant%%=*} vdir=${variant#*=}
+	[ -f "$vdir/target_core_user.ko" ] || fail "BENCH_INSN_KMODS: no $vdir/target_core_user.ko"
+	remove_all_targets
+	rmdir "$TARGET"/core/user_* 2>/dev/null || true
+	rmmod target_core_user uio || fail "$label: could not unload the TCMU modules"
+	TCMUD_KMOD=$vdir load_target_stack
+	start_tcmud
+	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1" create_user_backstore "insn-$label" file $img $size)
+	wait_uio_open "$TCMUD_PID" 30
+	insn_run "$label" "$(export_via_loop "$bs")"
+	remove_all_targets
+	bench_stop_daemon "$TCMUD_PID"
+	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-$label.txt"
+done
 cp /tmp/insn/marks.log "$out/guest-marks.log"
 log "bench-insn done"
