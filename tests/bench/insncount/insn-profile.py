@@ -7,7 +7,8 @@ OUT is the out directory of a boot made with tests/vm/run --insn-profile
 plugin's cumulative instruction count per kernel TB start address at that
 mark ("<vaddr hex> <insns>"), OUT/kallsyms.txt the guest's /proc/kallsyms
 (saved by the scenario once every module is loaded; for marks of the rows on
-kmod/'s modules, tcmud-<N>q.*, OUT/kallsyms-patched.txt). Prints the TOP (default
+kmod/'s modules, tcmud-<N>q.*, OUT/kallsyms-patched.txt; for a
+BENCH_INSN_KMODS variant LABEL.*, OUT/kallsyms-LABEL.txt). Prints the TOP (default
 30) kernel symbols by instructions executed between the two marks, and per
 command when OUT/bench-insn/intervals.tsv knows the interval's commands.
 When the run has a "null" interval (two marks back to back: null.r1.from,
