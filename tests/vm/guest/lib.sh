@@ -176,13 +176,14 @@ stop_on_exit() { daemons_to_stop+=("$1"); }
 # /tmp/tcmud.log, and waits until it says it is ready.
 # The log goes straight to the host's share, so it survives a hung guest.
 TCMUD_LOG=${TCMUD_VM_OUT:-/tmp}/${TCMUD_SCENARIO:-scenario}.tcmud.log
+# TCMUD_BIN: another tcmud binary (a benchmark's "before" build).
 # shellcheck disable=SC2120 # its arguments (more tcmud options) are optional
 start_tcmud() {
 	# The log is appended to across restarts: wait for this daemon's own
 	# "ready" line, not an earlier one's.
 	local ready
 	ready=$(grep -c "ready, serving" "$TCMUD_LOG" 2>/dev/null || true)
-	"$TCMUD_BUILD/daemon/core/tcmud" --log-level "${TCMUD_LOG_LEVEL:-info}" "$@" \
+	"${TCMUD_BIN:-$TCMUD_BUILD/daemon/core/tcmud}" --log-level "${TCMUD_LOG_LEVEL:-info}" "$@" \
 		>>"$TCMUD_LOG" 2>&1 &
 	TCMUD_PID=$!
 	stop_on_exit $TCMUD_PID

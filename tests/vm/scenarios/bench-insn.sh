@@ -17,6 +17,10 @@
 # so that patches are compared in one boot. BENCH_INSN_BACKENDS (default
 # "fileio tcmu-runner tcmud ublk") picks the stock-module rows;
 # BENCH_INSN_JOBS (default 1) is fio's numjobs (number_ios is per job).
+# BENCH_INSN_TCMUD_BEFORE=PATH (in the build directory): with the tcmud row,
+# a "tcmud-before" row served by that binary right before tcmud's, so a
+# daemon change is judged before/after in one boot
+# (BENCH_INSN_TCMUD_BEFORE_LABEL names that row otherwise).
 # For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
@@ -184,12 +188,24 @@ if [[ $backends == *" tcmu-runner "* ]]; then
 	bench_stop_daemon $runner
 fi
 
-if [[ $backends == *" tcmud "* ]]; then
-	start_tcmud
-	bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore insn-tcmud file $img $size)
+# tcmud_row LABEL BINARY: tcmud (stock modules) served by BINARY.
+tcmud_row() {
+	local bs
+	TCMUD_BIN=$2 start_tcmud
+	bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore "insn-$1" file $img $size)
 	wait_uio_open "$TCMUD_PID" 30
-	insn_run tcmud "$(export_via_loop "$bs")"
+	insn_run "$1" "$(export_via_loop "$bs")"
 	bench_stop_daemon "$TCMUD_PID"
+}
+
+if [[ $backends == *" tcmud "* ]]; then
+	if [ -n "${BENCH_INSN_TCMUD_BEFORE:-}" ]; then
+		[ -x "$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE" ] ||
+			fail "no $TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
+		tcmud_row "${BENCH_INSN_TCMUD_BEFORE_LABEL:-tcmud-before}" \
+			"$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
+	fi
+	tcmud_row tcmud "$TCMUD_BUILD/daemon/core/tcmud"
 fi
 
 # ublk: the same file through a block driver whose server is a process, no
