@@ -6,10 +6,14 @@
 # instructions are counted, divided by the number of commands. Repeatable to
 # the instruction for the same binary and arguments.
 #
-#   scripts/worker-cost.sh [--build DIR] [--commands N] [--batch B] [--op read|write] [--top K]
+#   scripts/worker-cost.sh [--build DIR] [--commands N] [--batch B] [--op read|write]
+#                          [--subtype ram|file] [--top K] [--keep DIR]
+# --subtype file: a temp file through the file handler (io_uring reads and
+# writes; their kernel side is not counted). --keep DIR: leave the larger
+# run's callgrind file there, for callgrind_annotate --inclusive=yes.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-build=$src/build commands=20000 batch=8 op=read top=15
+build=$src/build commands=20000 batch=8 op=read top=15 subtype=ram keep=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -17,7 +21,9 @@ while [ $# -gt 0 ]; do
 	--batch) batch=$2; shift 2 ;;
 	--op) op=$2; shift 2 ;;
 	--top) top=$2; shift 2 ;;
-	*) echo "usage: $0 [--build DIR] [--commands N] [--batch B] [--op read|write] [--top K]" >&2; exit 2 ;;
+	--subtype) subtype=$2; shift 2 ;;
+	--keep) keep=$2; shift 2 ;;
+	*) echo "usage: $0 [--build DIR] [--commands N] [--batch B] [--op read|write] [--subtype ram|file] [--top K] [--keep DIR]" >&2; exit 2 ;;
 	esac
 done
 command -v valgrind >/dev/null || { echo "worker-cost: valgrind is not installed" >&2; exit 77; }
@@ -29,7 +35,7 @@ trap 'rm -rf "$out"' EXIT
 # run COMMANDS -> the worker thread's instruction total
 run() {
 	rm -f "$out"/cg.*
-	WORKER_COST_COMMANDS=$1 WORKER_COST_BATCH=$batch WORKER_COST_OP=$op \
+	WORKER_COST_COMMANDS=$1 WORKER_COST_BATCH=$batch WORKER_COST_OP=$op WORKER_COST_SUBTYPE=$subtype \
 		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out/cg.%p" "$exe" "[bench]" >"$out/log" 2>&1 \
 		|| { cat "$out/log" >&2; exit 1; }
@@ -46,7 +52,12 @@ small=$(run "$commands")
 large=$(run $((commands * 2)))
 per=$(awk -v a="$small" -v b="$large" -v n="$commands" 'BEGIN { printf "%.0f", (b - a) / n }')
 echo "worker thread: $small instructions for $commands commands, $large for $((commands * 2))"
-echo "per command ($op 4 KiB, $batch per doorbell): $per instructions"
+echo "per command ($op 4 KiB, $subtype, $batch per doorbell): $per instructions"
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	cp "$out/worker.$commands" "$keep/callgrind.worker.$subtype.$op.small"
+	cp "$out/worker.$((commands * 2))" "$keep/callgrind.worker.$subtype.$op"
+fi
 if [ "$top" -gt 0 ] && command -v callgrind_annotate >/dev/null; then
 	echo "top functions (self, $((commands * 2)) commands):"
 	callgrind_annotate --threshold=99 "$out/worker.$((commands * 2))" 2>/dev/null \
