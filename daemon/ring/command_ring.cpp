@@ -17,6 +17,9 @@ namespace {
 constexpr uint16_t entry_mark = 0x7cd5;
 constexpr uint32_t entry_mark_off = TCMUD_RSP_SCSI_STATUS_OFF + 2;
 
+// SAM's CHECK CONDITION: the one status whose sense the kernel reads.
+constexpr uint8_t sam_stat_check_condition = 0x02;
+
 // The most ids one TMR can name that are not repeats: cmd_id is 16 bits.
 constexpr size_t max_tmr_ids = 65536;
 
@@ -51,16 +54,6 @@ command_ring::command_ring(std::span<std::byte> map, const ring_geometry &g,
 	  pending_(slots_.capacity())
 {
 	tmr_ids_.reserve(max_tmr_ids);
-}
-
-bool command_ring::valid_position(uint32_t pos) const
-{
-	return pos < geometry_.cmdr_size && pos % TCMUD_OP_ALIGN_SIZE == 0;
-}
-
-uint32_t command_ring::distance(uint32_t from, uint32_t to) const
-{
-	return to >= from ? to - from : geometry_.cmdr_size - from + to;
 }
 
 void command_ring::mark_entry(uint32_t pos)
@@ -176,7 +169,8 @@ ring_event command_ring::take_command(const entry_header &h)
 	ring_command cmd;
 	cmd.cmd_id = h.cmd_id;
 	cmd.cdb = std::span<const uint8_t>(slot.cdb.data(), slot.cdb_len);
-	cmd.iovs = slot.iovs;
+	cmd.iovs = std::span<const iovec>(slot.iovs).first(uint64_t(slot.iov_cnt) +
+							 slot.iov_bidi_cnt + slot.iov_dif_cnt);
 	cmd.iov_cnt = slot.iov_cnt;
 	cmd.iov_bidi_cnt = slot.iov_bidi_cnt;
 	cmd.iov_dif_cnt = slot.iov_dif_cnt;
@@ -224,6 +218,11 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 	write_at(map_, at + entry_mark_off, entry_mark);
 	write_at(map_, at + TCMUD_RSP_READ_LEN_OFF, read_len);
 
+	// The kernel reads rsp.sense_buffer only for CHECK CONDITION
+	// (tcmu_handle_completion); any other status leaves it alone, so the
+	// common GOOD answer skips the 96-byte clear.
+	if (scsi_status != sam_stat_check_condition)
+		return;
 	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
 	std::byte *dst = map_.data() + at + TCMUD_RSP_SENSE_OFF;
 	if (n) // an empty span's data() may be null, which memcpy forbids

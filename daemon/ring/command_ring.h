@@ -23,6 +23,7 @@
 #include "ring/mailbox.h"
 #include "ring/response_slots.h"
 #include "ring/ring_events.h"
+#include "ring/tcmu_abi.h"
 
 namespace tcmud {
 
@@ -51,7 +52,8 @@ public:
 	std::optional<ring_event> next();
 
 	// Writes the response of cmd_id into the oldest unanswered CMD entry.
-	// sense is cut to 96 bytes. read_len is passed (TCMU_UFLAG_READ_LEN)
+	// sense is cut to 96 bytes and written only with CHECK CONDITION, the
+	// one status the kernel copies it for. read_len is passed (TCMU_UFLAG_READ_LEN)
 	// only when the kernel offers CAP_READ_LEN. Visible to the kernel after
 	// publish(). -ENOENT if cmd_id is not in flight.
 	int complete(uint16_t cmd_id, uint8_t scsi_status, std::span<const uint8_t> sense,
@@ -92,8 +94,15 @@ public:
 private:
 	command_ring(std::span<std::byte> map, const ring_geometry &g, const ring_options &o);
 
-	bool valid_position(uint32_t pos) const;
-	uint32_t distance(uint32_t from, uint32_t to) const;
+	// Inline: every fetch and every completion checks positions.
+	bool valid_position(uint32_t pos) const
+	{
+		return pos < geometry_.cmdr_size && pos % TCMUD_OP_ALIGN_SIZE == 0;
+	}
+	uint32_t distance(uint32_t from, uint32_t to) const
+	{
+		return to >= from ? to - from : geometry_.cmdr_size - from + to;
+	}
 	bool entry_still_ours(const response_slot &r) const;
 	void mark_entry(uint32_t pos);
 	uint32_t bytes_published(uint32_t head) const;

@@ -41,7 +41,9 @@ command_slot &command_slots::acquire(uint16_t cmd_id)
 	s.cmd_id = cmd_id;
 	s.malformed = false;
 	s.cdb_len = 0;
-	s.iovs.clear(); // keeps capacity
+	// s.iovs keeps its size as well as its capacity: the parser overwrites
+	// the first iov_cnt + bidi + dif entries and only those are handed out,
+	// so shrinking and zero-filling it again per command buys nothing.
 	s.iov_cnt = s.iov_bidi_cnt = s.iov_dif_cnt = 0;
 	return s;
 }

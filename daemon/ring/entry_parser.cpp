@@ -32,7 +32,9 @@ std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_g
 					  uint64_t array_off, uint64_t total,
 					  command_slot &slot)
 {
-	slot.iovs.resize(total);
+	// Grows only (see command_slots::acquire); entries past total are stale.
+	if (slot.iovs.size() < total)
+		slot.iovs.resize(total);
 	for (uint64_t i = 0; i < total; i++) {
 		uint64_t base = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE);
 		uint64_t len = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE + 8);
@@ -55,9 +57,17 @@ std::optional<malformed_reason> copy_cdb(std::span<const std::byte> map, uint64_
 	uint64_t room = map.size() - cdb_off;
 
 	// The opcode (and for 0x7f, byte 7) decides the length: copy that prefix
-	// first and decide from the copy, not from the shared bytes.
-	size_t prefix = size_t(std::min<uint64_t>(8, room));
-	std::memcpy(slot.cdb.data(), map.data() + cdb_off, prefix);
+	// first and decide from the copy, not from the shared bytes. 16 bytes
+	// where the mapping has them: every CDB but a variable-length one is
+	// then copied by one fixed-size move, not a library call.
+	size_t prefix;
+	if (room >= 16) {
+		prefix = 16;
+		std::memcpy(slot.cdb.data(), map.data() + cdb_off, 16);
+	} else {
+		prefix = size_t(std::min<uint64_t>(8, room));
+		std::memcpy(slot.cdb.data(), map.data() + cdb_off, prefix);
+	}
 	size_t len = scsi_cdb_length(std::span<const uint8_t>(slot.cdb.data(), prefix));
 	if (len == 0)
 		return prefix < 8 ? malformed_reason::cdb_outside_mapping

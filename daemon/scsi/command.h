@@ -81,6 +81,10 @@ public:
 	// --- for the SCSI layer's command handlers ---
 
 	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
+	// The CDB's storage, MAX_CDB_SIZE bytes: those past cdb().size() are
+	// left over from earlier commands (for whole-word checks that mask
+	// them off).
+	const std::array<uint8_t, MAX_CDB_SIZE> &cdb_storage() const { return cdb_; }
 	std::span<const iovec> data() const { return data_; }
 	logical_unit &lu() const { return *lu_; }
 	backend_queue &queue() const { return *queue_; }

@@ -2,6 +2,7 @@
 #include "logical_unit.h"
 
 #include <bit>
+#include <cstring>
 
 #include "handlers.h"
 #include "opcode_table.h"
@@ -89,6 +90,31 @@ std::string logical_unit::unit_serial() const
 
 namespace {
 
+using cdb_word_mask = std::array<uint8_t, 16>;
+
+// cdb_bytes_checked[n]: 0xff for CDB bytes 1 .. n-1, the ones the usage data
+// covers (byte 0 is the opcode), 0 elsewhere.
+constexpr auto cdb_bytes_checked = [] {
+	std::array<cdb_word_mask, 17> masks{};
+	for (size_t n = 0; n < masks.size(); n++)
+		for (size_t i = 1; i < n; i++)
+			masks[n][i] = 0xff;
+	return masks;
+}();
+
+// Whether the CDB sets any bit its row's usage data does not allow: two
+// 64-bit words instead of a loop over the bytes (every command pays this).
+// The caller finds which byte only when one is set.
+bool has_unexpected_bits(const std::array<uint8_t, command::MAX_CDB_SIZE> &cdb,
+			 const opcode_info &info)
+{
+	uint64_t bytes[2], usage[2], checked[2];
+	std::memcpy(bytes, cdb.data(), sizeof(bytes));
+	std::memcpy(usage, info.usage.data(), sizeof(usage));
+	std::memcpy(checked, cdb_bytes_checked[info.cdb_length].data(), sizeof(checked));
+	return ((bytes[0] & ~usage[0] & checked[0]) | (bytes[1] & ~usage[1] & checked[1])) != 0;
+}
+
 // Finds the command's table row and checks the CDB against it. Returns the
 // first step, or nullptr after finishing the command with the sense SPC-5
 // asks for: unknown opcode, unknown service action, or a bit set that the
@@ -113,6 +139,8 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 			sense_builder(ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE));
 		return nullptr;
 	}
+	if (!has_unexpected_bits(cmd.cdb_storage(), *info))
+		return info->handler;
 	for (uint16_t i = 1; i < info->cdb_length; i++) {
 		uint8_t unexpected = cdb[i] & static_cast<uint8_t>(~info->usage[i]);
 		if (unexpected) {

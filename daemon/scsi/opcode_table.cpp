@@ -175,6 +175,13 @@ constexpr auto first_row = [] {
 	return index;
 }();
 static_assert(table_size < UINT8_MAX);
+// dispatch checks a CDB against usage[] 16 bytes at a time.
+static_assert([] {
+	for (const opcode_info &row : table)
+		if (row.cdb_length > std::tuple_size_v<decltype(row.usage)>)
+			return false;
+	return true;
+}());
 
 } // namespace
 

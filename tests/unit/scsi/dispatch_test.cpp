@@ -4,6 +4,7 @@
 // logical_unit::create() and the choice of sense format.
 #include <catch2/catch.hpp>
 
+#include "opcode_table.h"
 #include "scsi_harness.h"
 
 using namespace tcmud::scsi;
@@ -51,6 +52,51 @@ TEST_CASE("NACA in the CONTROL byte is an invalid field", "[dispatch]")
 	auto cdb = cdb10(READ_10, 0, 1);
 	cdb[9] = 0x04;
 	require_invalid_cdb(f.run(cdb, {}, 512), 9, 2);
+}
+
+// The check reads the CDB and the usage data as two 64-bit words; every
+// byte of both words must count, and none past the row's CDB length.
+TEST_CASE("every bit outside a row's usage data is an invalid field pointing at it",
+	  "[dispatch]")
+{
+	lu_fixture f;
+	size_t checked = 0;
+	for (const opcode_info &info : opcode_table()) {
+		if (info.available && !info.available(*f.lu))
+			continue;
+		for (uint16_t i = 1; i < info.cdb_length; i++) {
+			for (int bit = 0; bit < 8; bit++) {
+				if (info.usage[i] & (1u << bit))
+					continue;
+				std::vector<uint8_t> cdb(info.cdb_length, 0);
+				cdb[0] = info.opcode;
+				if (info.has_service_action)
+					cdb[1] = uint8_t(info.service_action);
+				cdb[i] |= uint8_t(1u << bit);
+				INFO("opcode " << int(info.opcode) << " sa " << info.service_action
+					       << " byte " << i << " bit " << bit);
+				require_invalid_cdb(f.run(cdb, {}, 512), i, bit);
+				checked++;
+			}
+		}
+	}
+	CHECK(checked > 500);
+	CHECK(f.store.history().empty());
+}
+
+TEST_CASE("bytes a longer CDB left in a reused command are not checked", "[dispatch]")
+{
+	lu_fixture f;
+	data_buffer buf(std::vector<uint8_t>(512, 0));
+	command cmd;
+	std::vector<uint8_t> long_cdb(16, 0xff);
+	long_cdb[0] = READ_16;
+	cmd.reset(long_cdb, buf.iovs, &f.owner);
+	f.lu->execute(cmd, f.store);
+	REQUIRE(cmd.status() == SAM_STAT_CHECK_CONDITION);
+	cmd.reset(cdb10(READ_10, 0, 1), buf.iovs, &f.owner);
+	f.lu->execute(cmd, f.store);
+	CHECK(cmd.status() == SAM_STAT_GOOD);
 }
 
 TEST_CASE("a reserved byte set in TEST UNIT READY is an invalid field", "[dispatch]")
