@@ -33,14 +33,6 @@ int sense_key(std::span<const uint8_t> sense)
 	return -1;
 }
 
-uint64_t data_length(std::span<const iovec> iovs)
-{
-	uint64_t n = 0;
-	for (const iovec &v : iovs)
-		n += v.iov_len;
-	return n;
-}
-
 // TCMU_TMR_* of <linux/target_core_user.h>.
 const char *tmr_name(uint8_t type)
 {
@@ -514,7 +506,7 @@ void queue_worker::command_finished(slot &s)
 	bool good = c.status() == scsi::SAM_STAT_GOOD;
 	// TCMU gives a command one data buffer, data-in or data-out: a good
 	// command that returned no data-in took its whole buffer as data-out.
-	uint64_t written = good && read_len == 0 ? data_length(c.data()) : 0;
+	uint64_t written = good && read_len == 0 ? c.data_bytes() : 0;
 	stats_.command_done(busy_ - 1, good, read_len, written);
 	if (c.status() == scsi::SAM_STAT_CHECK_CONDITION)
 		if (int key = sense_key(c.sense()); key >= 0)

@@ -34,6 +34,7 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 	cdb_length_ = std::min(cdb.size(), cdb_.size());
 	std::copy_n(cdb.begin(), cdb_length_, cdb_.begin());
 	data_ = data;
+	data_bytes_ = iov_total(data);
 	owner_ = owner;
 	status_ = SAM_STAT_GOOD;
 	sense_length_ = 0;
@@ -186,7 +187,9 @@ void command::drive()
 	driving_ = true;
 	while (pending_) {
 		pending_ = false;
-		if (resubmit_if_short(pending_result_))
+		// Only a positive result can be short (checked here, not in a
+		// call: every command passes this twice).
+		if (pending_result_ > 0 && next_ && resubmit_if_short(pending_result_))
 			continue;
 		step_fn step = next_;
 		next_ = nullptr;

@@ -86,6 +86,8 @@ public:
 	// them off).
 	const std::array<uint8_t, MAX_CDB_SIZE> &cdb_storage() const { return cdb_; }
 	std::span<const iovec> data() const { return data_; }
+	// The bytes data() holds, summed once at reset().
+	uint64_t data_bytes() const { return data_bytes_; }
 	logical_unit &lu() const { return *lu_; }
 	backend_queue &queue() const { return *queue_; }
 
@@ -145,6 +147,7 @@ private:
 	std::array<uint8_t, MAX_CDB_SIZE> cdb_{};
 	std::size_t cdb_length_ = 0;
 	std::span<const iovec> data_;
+	uint64_t data_bytes_ = 0;
 	command_owner *owner_ = nullptr;
 	logical_unit *lu_ = nullptr;
 	backend_queue *queue_ = nullptr;

@@ -101,7 +101,7 @@ bool check_transfer_length(command &cmd, const lba_fields &f)
 // what the CDB asks gets the same here, for data in and data out alike.
 bool check_data_length(command &cmd, uint64_t bytes)
 {
-	if (iov_total(cmd.data()) >= bytes)
+	if (cmd.data_bytes() >= bytes)
 		return true;
 	cmd.finish_check_condition(
 		sense_builder(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_COMMAND_IU));
@@ -112,7 +112,7 @@ void set_io_data(command &cmd, uint64_t offset, uint64_t length)
 {
 	block_io &io = cmd.io();
 	io.length = length;
-	if (offset == 0 && iov_total(cmd.data()) == length) {
+	if (offset == 0 && cmd.data_bytes() == length) {
 		io.iov = cmd.data();
 		return;
 	}

@@ -220,7 +220,8 @@ bool file_queue::prepare(request *req, io_uring_sqe *sqe)
 void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 {
 	block_io &io = *req->io;
-	std::span<const iovec> iov = remaining_iov(io);
+	// Nothing done yet is the common case: the caller's own array.
+	std::span<const iovec> iov = io.progress == 0 ? io.iov : remaining_iov(io);
 	if (iov.size() > max_iov_per_sqe)
 		iov = iov.first(max_iov_per_sqe);
 	const uint64_t off = io.offset + io.progress;
@@ -248,13 +249,10 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 		sqe->flags |= IOSQE_ASYNC;
 }
 
-// The caller's iovecs past what is already done: the caller's own array when
-// nothing is done yet (the common case), else a trimmed copy in scratch_iov,
-// whose capacity survives slot reuse.
+// The caller's iovecs past what is already done (progress > 0): a trimmed
+// copy in scratch_iov, whose capacity survives slot reuse.
 std::span<const iovec> file_queue::remaining_iov(block_io &io)
 {
-	if (io.progress == 0)
-		return io.iov;
 	uint64_t skip = io.progress;
 	size_t first = 0;
 	while (first < io.iov.size() && skip >= io.iov[first].iov_len)
