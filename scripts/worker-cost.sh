@@ -40,7 +40,9 @@ run() {
 		--callgrind-out-file="$out/cg.%p" "$exe" "[bench]" >"$out/log" 2>&1 \
 		|| { cat "$out/log" >&2; exit 1; }
 	local f
-	f=$(grep -l 'queue_worker::serve' "$out"/cg.* | head -1)
+	# The worker's thread: the one that drives an io_uring (with LTO,
+	# serve() may be inlined away).
+	f=$(grep -lE 'queue_worker::serve|io_uring_submit' "$out"/cg.* | head -1)
 	[ -n "$f" ] || { echo "worker-cost: no thread ran queue_worker::serve" >&2; exit 1; }
 	cp "$f" "$out/worker.$1"
 	awk '/^(summary|totals):/ { print $2; exit }' "$f"
