@@ -176,7 +176,7 @@ if [ -n "$dkms_tree" ]; then
 	# Our files only: dkms-prepare.sh takes the kernel's own files from the
 	# linux-source tarball at DKMS build time.
 	mkdir -p "$dkms_tree/patches"
-	cp "$here/Kbuild" "$here/dkms.conf" "$here/dkms-prepare.sh" "$dkms_tree/"
+	cp "$here/Kbuild" "$here/dkms.conf" "$here/dkms-prepare.sh" "$here/tar-members.py" "$dkms_tree/"
 	[ ${#patches[@]} -eq 0 ] || cp "${patches[@]}" "$dkms_tree/patches/"
 	log "wrote the DKMS source tree $dkms_tree"
 fi
