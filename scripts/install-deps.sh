@@ -38,6 +38,14 @@ packages=(
 	# package (tests/bench/insncount/fetch-qemu-header.sh: dpkg-source)
 	dpkg-dev
 )
+# tcmud-dkms depends on linux-source-X.Y, which must be the source of the
+# kernel the test bed boots (scripts/kernel.pin): the systemd guest, whose
+# root is this machine's, installs tcmud-dkms and builds it from there.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=kernel.pin
+. "$here/kernel.pin"
+kseries=$(echo "$TCMUD_KERNEL_ABI" | cut -d. -f1,2)
+versioned=("linux-source-$kseries=$TCMUD_KERNEL_DEB_VERSION")
 
 # The QEMU plugin API header, which no Debian binary package ships, cached
 # in /var/cache/tcmud (meson builds the insncount plugin when it is there).
@@ -55,9 +63,15 @@ for p in "${packages[@]}"; do
 		missing+=("$p")
 	fi
 done
+for pv in "${versioned[@]}"; do
+	if [ "$(dpkg-query -W -f='${Status} ${Version}' "${pv%%=*}" 2>/dev/null)" != \
+	     "install ok installed ${pv#*=}" ]; then
+		missing+=("$pv")
+	fi
+done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: all ${#packages[@]} packages present"
+	echo "install-deps: all $(( ${#packages[@]} + ${#versioned[@]} )) packages present"
 	qemu_plugin_header
 	exit 0
 fi
