@@ -19,7 +19,7 @@ finish() {
 	local rc=$?
 	set +e
 	remove_all_targets 2>/dev/null || true
-	if [ -n "${TCMUD_PID:-}" ]; then echo "$TCMUD_PID" > "$cg/cgroup.procs" 2>/dev/null || true; fi
+	if [ -n "${TCMUD_PID:-}" ] && [ -e "$cg/cgroup.procs" ]; then echo "$TCMUD_PID" > "$cg/cgroup.procs" 2>/dev/null || true; fi
 	rmdir $cg/tcmud-limited 2>/dev/null || true
 	umount /mnt/limits 2>/dev/null || true
 	cleanup_scenario $rc
