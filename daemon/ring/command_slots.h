@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ring/cdb_length.h"
@@ -51,7 +52,7 @@ private:
 
 	std::vector<command_slot> slots_;
 	std::vector<uint16_t> free_;
-	std::vector<uint16_t> index_; // cmd_id -> slot number or no_slot
+	std::unique_ptr<uint16_t[]> index_; // 64K: cmd_id -> slot number or no_slot
 };
 
 } // namespace tcmud
