@@ -3,7 +3,7 @@
 # Runs the libFuzzer targets of tests/fuzz (clang 14, ASan+UBSan, in a build
 # directory of their own).
 #
-#   scripts/fuzz.sh [--smoke] [--time S] [--build DIR] [--out DIR] [TARGET...]
+#   scripts/fuzz.sh [--smoke] [--time S] [--runs N] [--build DIR] [--out DIR] [TARGET...]
 #
 # --smoke   CI's run: each target in turn for --time seconds (default 15)
 #           from the committed seed corpus; any finding fails. One line per
@@ -13,20 +13,25 @@
 #           corpora grow in OUT/corpus/TARGET, findings land in
 #           OUT/findings/TARGET-*, and OUT/summary gets one line per target
 #           with execs, coverage (cov/ft), corpus size and findings.
+#           A campaign into an OUT that holds one goes on from it: its
+#           corpus, its run logs and (for --runs) its count.
+# --runs N  a campaign target stops once it has run N inputs (over all its
+#           runs), or when --time is up, whichever comes first.
 # Oracles of defects listed in tests/fuzz/waive are waived (noted on
 # stderr), so a campaign looks past what is being fixed.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src" || exit
 all=(ring scsi backstore control config netlink dbus)
-smoke=0 time="" build=build-fuzz out=""
+smoke=0 time="" runs=0 build=build-fuzz out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) smoke=1; shift ;;
 	--time) time=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-*) echo "usage: $0 [--smoke] [--time S] [--build DIR] [--out DIR] [TARGET...]" >&2; exit 2 ;;
+	-*) echo "usage: $0 [--smoke] [--time S] [--runs N] [--build DIR] [--out DIR] [TARGET...]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -79,16 +84,37 @@ if [ "$smoke" = 1 ]; then
 	exit $failed
 fi
 
+# executed LOG: inputs one libFuzzer run ran (its final stats, or its last
+# status line when it died without them).
+executed() {
+	local n
+	n=$(grep -a '^stat::number_of_executed_units' "$1" | awk '{ print $2 }')
+	[ -n "$n" ] || n=$(grep -aoE '^#[0-9]+' "$1" | tail -n1 | tr -d '#')
+	echo "${n:-0}"
+}
+
 # campaign TARGET: runs it until the time is up. A finding ends a libFuzzer
 # run (its input lands in findings/); the next run goes on from the corpus.
 # (Not -fork: on a loaded 2-core host its per-job restarts cost 3-5x.)
+# -timeout=60, not CI's 10: libFuzzer's timeout is wall time, and at nice 19
+# on a host at load 30 a 1 ms input was once held past 10 s (a false hang).
 campaign() {
-	local t=$1 end=$(($(date +%s) + time)) left run=0
-	while left=$((end - $(date +%s))); [ "$left" -gt 5 ]; do
+	local t=$1 end=$(($(date +%s) + time)) left run=0 done=0 limit=() l
+	for l in "$out/$t".run*.log; do
+		[ -e "$l" ] || continue
 		run=$((run + 1))
-		nice -n 19 "$build/tests/fuzz/fuzz_$t" -max_total_time="$left" -timeout=10 \
-			-print_final_stats=1 -artifact_prefix="$out/findings/$t-" \
+		done=$((done + $(executed "$l")))
+	done
+	while left=$((end - $(date +%s))); [ "$left" -gt 5 ]; do
+		if [ "$runs" -gt 0 ]; then
+			[ "$done" -lt "$runs" ] || break
+			limit=(-runs=$((runs - done)))
+		fi
+		run=$((run + 1))
+		nice -n 19 "$build/tests/fuzz/fuzz_$t" -max_total_time="$left" -timeout=60 \
+			"${limit[@]}" -print_final_stats=1 -artifact_prefix="$out/findings/$t-" \
 			"$out/corpus/$t" "tests/fuzz/corpus/$t" >"$out/$t.run$run.log" 2>&1
+		done=$((done + $(executed "$out/$t.run$run.log")))
 	done
 	echo "$run" >"$out/$t.runs"
 }
@@ -104,8 +130,8 @@ wait "${pids[@]}"
 for t in "${targets[@]}"; do
 	n=0
 	for f in "$out/findings/$t-"*; do [ -e "$f" ] && n=$((n + 1)); done
-	execs=$(cat "$out/$t".run*.log | grep -a '^stat::number_of_executed_units' |
-		awk '{ s += $2 } END { print s + 0 }')
+	execs=0
+	for l in "$out/$t".run*.log; do execs=$((execs + $(executed "$l"))); done
 	# shellcheck disable=SC2012 # ls -t sorts by age; these names are ours, without blanks
 	last=$(ls -t "$out/$t".run*.log | head -n1)
 	echo "$t: $execs execs in $(cat "$out/$t.runs") run(s), last $(figures "$last"), $n findings" |

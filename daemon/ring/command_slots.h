@@ -11,6 +11,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "ring/cdb_length.h"
@@ -47,11 +49,14 @@ public:
 	void release_all();
 
 private:
-	static constexpr uint16_t no_slot = 0xffff;
+	static constexpr uint16_t no_slot = 0;
+	struct free_index {
+		void operator()(uint16_t *p) const { std::free(p); }
+	};
 
 	std::vector<command_slot> slots_;
 	std::vector<uint16_t> free_;
-	std::vector<uint16_t> index_; // cmd_id -> slot number or no_slot
+	std::unique_ptr<uint16_t[], free_index> index_; // cmd_id -> slot number + 1, or no_slot
 };
 
 } // namespace tcmud

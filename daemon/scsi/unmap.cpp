@@ -103,10 +103,7 @@ void unmap_next(command &cmd)
 	w.lba = d.lba;
 	block_io &io = cmd.io();
 	io.op = block_op::discard;
-	// With the write cache off the deallocation must be durable before
-	// GOOD, as any write is: reads after a crash must not bring back old
-	// data while LBPRZ says they return zeroes.
-	io.fua = !cmd.lu().write_cache_enabled();
+	io.fua = w.fua;
 	io.offset = d.lba * bs;
 	io.length = uint64_t{d.blocks} * bs;
 	io.iov = {};
@@ -171,6 +168,12 @@ void handle_unmap(command &cmd, int64_t)
 	command::work_state &w = cmd.work();
 	w.cursor = 0;
 	w.blocks = static_cast<uint64_t>(count);
+	// With the write cache off the deallocation must be durable before
+	// GOOD, as any write is: reads after a crash must not bring back old
+	// data while LBPRZ says they return zeroes. Decided once, as for a
+	// write: a MODE SELECT turning the cache on and off again between two
+	// descriptors must not leave a discard in between unsynced.
+	w.fua = !cmd.lu().write_cache_enabled();
 	take_write_lock(cmd, span.first, span.end - span.first, locked);
 }
 

@@ -36,6 +36,12 @@ struct file_queue::request final : io_completion {
 	// fdatasync that makes it durable is (being) submitted.
 	bool syncing = false;
 	request *next_parked = nullptr;
+	// Where a resumed transfer stands in io->iov: the first iovec not
+	// wholly done, and the bytes before it. Resumes walk on from here,
+	// not from the start (a request of many small iovecs, short again
+	// and again, was quadratic).
+	size_t iov_first = 0;
+	uint64_t iov_before = 0;
 
 	void io_done(int64_t result) override { queue->on_result(this, result); }
 };
@@ -82,6 +88,8 @@ file_queue::request *file_queue::acquire(block_io &io)
 	req->early_result = 0;
 	req->syncing = false;
 	req->next_parked = nullptr;
+	req->iov_first = 0;
+	req->iov_before = 0;
 	return req;
 }
 
@@ -221,9 +229,9 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 {
 	block_io &io = *req->io;
 	// Nothing done yet is the common case: the caller's own array.
-	std::span<const iovec> iov = io.progress == 0 ? io.iov : remaining_iov(io);
-	if (iov.size() > max_iov_per_sqe)
-		iov = iov.first(max_iov_per_sqe);
+	std::span<const iovec> iov =
+		io.progress == 0 ? io.iov.first(std::min(io.iov.size(), max_iov_per_sqe))
+				 : remaining_iov(req);
 	const uint64_t off = io.offset + io.progress;
 	const bool is_read = io.op == block_op::read;
 	if (iov.size() == 1) {
@@ -249,15 +257,24 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 		sqe->flags |= IOSQE_ASYNC;
 }
 
-// The caller's iovecs past what is already done (progress > 0): a trimmed
-// copy in scratch_iov, whose capacity survives slot reuse.
-std::span<const iovec> file_queue::remaining_iov(block_io &io)
+// The caller's iovecs past what is already done (progress > 0), at most one
+// SQE's worth: the caller's own array when the transfer stopped on an iovec
+// boundary, else a copy in scratch_iov with its first iovec trimmed; that
+// capacity survives slot reuse.
+std::span<const iovec> file_queue::remaining_iov(request *req)
 {
-	uint64_t skip = io.progress;
-	size_t first = 0;
-	while (first < io.iov.size() && skip >= io.iov[first].iov_len)
-		skip -= io.iov[first++].iov_len;
-	io.scratch_iov.assign(io.iov.begin() + static_cast<ptrdiff_t>(first), io.iov.end());
+	block_io &io = *req->io;
+	// progress only grows within a request; the cursor follows it.
+	while (req->iov_first < io.iov.size() &&
+	       io.progress - req->iov_before >= io.iov[req->iov_first].iov_len)
+		req->iov_before += io.iov[req->iov_first++].iov_len;
+	uint64_t skip = io.progress - req->iov_before;
+	size_t first = req->iov_first;
+	size_t n = std::min(io.iov.size() - first, max_iov_per_sqe);
+	if (skip == 0)
+		return std::span<const iovec>(io.iov).subspan(first, n);
+	io.scratch_iov.assign(io.iov.begin() + static_cast<ptrdiff_t>(first),
+			      io.iov.begin() + static_cast<ptrdiff_t>(first + n));
 	if (!io.scratch_iov.empty()) {
 		io.scratch_iov[0].iov_base = static_cast<char *>(io.scratch_iov[0].iov_base) + skip;
 		io.scratch_iov[0].iov_len -= skip;

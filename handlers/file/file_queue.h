@@ -64,7 +64,7 @@ private:
 	void start(request *req);
 	bool prepare(request *req, io_uring_sqe *sqe);
 	void prepare_rw(request *req, io_uring_sqe *sqe);
-	std::span<const iovec> remaining_iov(block_io &io);
+	std::span<const iovec> remaining_iov(request *req);
 	void park(request *req);
 	void restart_parked();
 	void on_result(request *req, int64_t result);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "fuzz_support.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +47,21 @@ std::span<const uint8_t> input::bytes(size_t n)
 	p_ += n;
 	n_ -= n;
 	return out;
+}
+
+void fill_ramp(std::span<uint8_t> out, uint8_t start)
+{
+	constexpr size_t chunk = 4096;
+	static const auto table = [] {
+		std::array<uint8_t, chunk + 256> t{};
+		for (size_t i = 0; i < t.size(); i++)
+			t[i] = uint8_t(i);
+		return t;
+	}();
+	// chunk is a multiple of 256: every chunk starts on the same byte.
+	for (size_t at = 0; at < out.size(); at += chunk)
+		std::memcpy(out.data() + at, table.data() + start,
+			    std::min(chunk, out.size() - at));
 }
 
 void fail(const char *file, int line, const char *expr, const std::string &what)

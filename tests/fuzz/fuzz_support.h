@@ -39,6 +39,11 @@ private:
 	size_t n_;
 };
 
+// out[i] = uint8_t(start + i), by memcpy from a table: a byte loop in a
+// target costs a coverage callback per byte (-fsanitize-coverage=trace-cmp),
+// which made the data patterns most of an execution's time.
+void fill_ramp(std::span<uint8_t> out, uint8_t start);
+
 [[noreturn]] void fail(const char *file, int line, const char *expr, const std::string &what);
 // True (after one note on stderr) when the defect is waived for this run.
 bool waived(std::string_view defect, const char *file, int line, const std::string &what);

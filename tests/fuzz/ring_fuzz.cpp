@@ -156,8 +156,7 @@ private:
 		size_t out = in_.flag() ? in_.range(1, max) : 0;
 		q.data_in = in_.flag() ? in_.range(1, max) : 0;
 		q.data_out.resize(out);
-		for (size_t i = 0; i < out; i++)
-			q.data_out[i] = uint8_t(i * 13 + out);
+		fuzz::fill_ramp(q.data_out, uint8_t(out));
 		auto id = model().queue_command(q.cdb, q.data_out, q.data_in);
 		if (!id)
 			return;
@@ -320,8 +319,7 @@ private:
 			uint8_t seed = in_.u8();
 			for (const auto &v : t.in_iovs) {
 				auto *p = static_cast<uint8_t *>(v.iov_base);
-				for (size_t i = 0; i < v.iov_len; i++)
-					p[i] = uint8_t(seed + a.data_in.size() + i);
+				fuzz::fill_ramp({p, v.iov_len}, uint8_t(seed + a.data_in.size()));
 				a.data_in.insert(a.data_in.end(), p, p + v.iov_len);
 			}
 			FUZZ_CHECK(ring().complete(t.cmd_id, a.status, a.sense, a.read_len) == 0,
