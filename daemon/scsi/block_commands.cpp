@@ -7,6 +7,7 @@
 #include <array>
 
 #include "byte_order.h"
+#include "command_task.h"
 #include "handlers.h"
 #include "logical_unit.h"
 
@@ -18,37 +19,23 @@ namespace {
 // (io_uring's fadvise takes a 32-bit length).
 constexpr uint64_t PREFETCH_CHUNK_BYTES = 1ull << 30;
 
-void prefetch_next(command &cmd);
-
-void prefetch_done(command &cmd, int64_t result)
+// Hands [lba, lba + blocks) to the backstore's readahead in chunks.
+command_task prefetch(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	command::work_state &w = cmd.work();
-	if (result < 0) {
-		cmd.finish_io_error(result, false, w.lba + w.cursor);
-		return;
-	}
-	w.cursor += w.chunk;
-	prefetch_next(cmd);
-}
-
-void prefetch_next(command &cmd)
-{
-	command::work_state &w = cmd.work();
 	uint32_t bs = cmd.lu().block_size();
-	if (w.cursor == w.blocks) {
-		// SBC-4 5.9: every block asked for is (being) read into the
-		// cache, which has room for all of them.
-		cmd.finish_status(SAM_STAT_CONDITION_MET);
-		return;
+	for (uint64_t cursor = 0; cursor < blocks;) {
+		uint64_t chunk = std::min<uint64_t>(blocks - cursor, PREFETCH_CHUNK_BYTES / bs);
+		no_data_io(cmd, block_op::prefetch, (lba + cursor) * bs, chunk * bs);
+		int64_t result = co_await submitted(cmd);
+		if (result < 0) {
+			cmd.finish_io_error(result, false, lba + cursor);
+			co_return;
+		}
+		cursor += chunk;
 	}
-	w.chunk = std::min<uint64_t>(w.blocks - w.cursor, PREFETCH_CHUNK_BYTES / bs);
-	block_io &io = cmd.io();
-	io.op = block_op::prefetch;
-	io.fua = false;
-	io.offset = (w.lba + w.cursor) * bs;
-	io.length = w.chunk * bs;
-	io.iov = {};
-	cmd.submit(prefetch_done);
+	// SBC-4 5.9: every block asked for is (being) read into the cache,
+	// which has room for all of them.
+	cmd.finish_status(SAM_STAT_CONDITION_MET);
 }
 
 } // namespace
@@ -104,8 +91,6 @@ void handle_send_diagnostic(command &cmd, int64_t)
 	if (bounce.size() < bs)
 		bounce.resize(bs);
 	cmd.scratch_iov().assign(1, iovec{bounce.data(), bs});
-	command::work_state &w = cmd.work();
-	w.lba = 0;
 	block_io &io = cmd.io();
 	io.op = block_op::read;
 	io.fua = false;
@@ -170,11 +155,7 @@ void handle_prefetch(command &cmd, int64_t)
 		cmd.finish_good();
 		return;
 	}
-	command::work_state &w = cmd.work();
-	w.lba = f.lba;
-	w.blocks = blocks;
-	w.cursor = 0;
-	prefetch_next(cmd);
+	run_task(cmd, prefetch(cmd, f.lba, blocks));
 }
 
 } // namespace tcmud::scsi

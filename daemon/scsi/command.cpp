@@ -28,6 +28,14 @@ command::command()
 	range_.granted = wake_owner;
 }
 
+command::~command()
+{
+	// Only a command abandoned mid-flight (its device torn down) still
+	// has a suspended handler; its locals own nothing that outlives it.
+	if (task_)
+		task_.destroy();
+}
+
 void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 		    command_owner *owner)
 {

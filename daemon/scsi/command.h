@@ -7,12 +7,15 @@
 // once per execute().
 //
 // Nothing here allocates per command: the backstore requests, the iovec
-// scratch lists and the bounce buffer (used only by VERIFY with BYTCHK,
-// WRITE AND VERIFY, WRITE SAME and COMPARE AND WRITE) keep their capacity
-// across reuse of the slot.
+// scratch lists, the bounce buffer (VERIFY, WRITE AND VERIFY, WRITE SAME,
+// COMPARE AND WRITE, UNMAP, ORWRITE, WRITE ATOMIC, EXTENDED COPY) and the
+// coroutine frame of a multi-step handler (command_task.h) keep their
+// capacity across reuse of the slot. EXTENDED COPY alone allocates, for
+// its parsed lists.
 #include <sys/uio.h>
 
 #include <array>
+#include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -59,10 +62,16 @@ public:
 	// backstore request it waited for (or 0 after a range-lock grant).
 	using step_fn = void (*)(command &cmd, int64_t result);
 
+	// The coroutine frame of a multi-step handler (command_task.h) lives
+	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all handlers),
+	// so 1 KiB leaves room for -O0 and sanitizer builds;
+	// no_allocation_test.cpp fails if one outgrows it.
+	static constexpr std::size_t TASK_FRAME_SIZE = 1024;
+
 	command();
 	command(const command &) = delete;
 	command &operator=(const command &) = delete;
-	~command() = default;
+	~command();
 
 	// --- for the owner (the ring side) ---
 
@@ -114,24 +123,23 @@ public:
 	// Page aligned: it may go to an O_DIRECT backstore (bounce_buffer.h).
 	bounce_buffer &bounce() { return bounce_; }
 
-	// Per-command progress for the multi-step handlers.
+	// What a handler written as plain steps (read_write.cpp) keeps between
+	// them; a coroutine (command_task.h) keeps its own locals instead.
 	struct work_state {
 		uint64_t lba = 0;        // first LBA of the command
 		uint64_t blocks = 0;     // blocks in the command
-		uint64_t cursor = 0;     // blocks (or descriptors) done so far
-		uint64_t chunk = 0;      // blocks in the request in flight
-		uint8_t mode = 0;        // handler-specific (BYTCHK, UNMAP, ...)
+		uint64_t cursor = 0;     // READ: the atomic-write gate's ticket
 		bool fua = false;
-		bool locked = false;     // range() is held
+		bool locked = false;     // range() is held (release_lock())
 	};
 	work_state &work() { return work_; }
 
-	// State of a rare command too big for work_state (EXTENDED COPY),
-	// allocated by its handler and released before it finishes.
-	struct extension {
-		virtual ~extension() = default;
-	};
-	std::unique_ptr<extension> &extension_state() { return extension_; }
+	// For command_task.h: the frame storage, the suspended coroutine and
+	// the result it resumes with.
+	std::span<std::byte> task_frame() { return task_frame_; }
+	std::coroutine_handle<> &task() { return task_; }
+	int64_t task_result() const { return task_result_; }
+	void set_task_result(int64_t result) { task_result_ = result; }
 
 	// --- for logical_unit ---
 
@@ -177,7 +185,9 @@ private:
 	std::vector<iovec> scratch_iov_;
 	bounce_buffer bounce_;
 	work_state work_;
-	std::unique_ptr<extension> extension_;
+	alignas(__STDCPP_DEFAULT_NEW_ALIGNMENT__) std::array<std::byte, TASK_FRAME_SIZE> task_frame_;
+	std::coroutine_handle<> task_;
+	int64_t task_result_ = 0;
 };
 
 } // namespace tcmud::scsi

@@ -27,104 +27,15 @@ namespace {
 
 constexpr uint8_t FUA_BIT = 0x08;
 
-void written(command &cmd, int64_t result)
+void finish_miscompare(command &cmd, uint64_t offset)
 {
-	release_lock(cmd);
-	if (result < 0) {
-		cmd.finish_io_error(result, true, cmd.work().lba);
-		return;
-	}
-	cmd.finish_good();
-}
-
-void compared(command &cmd, int64_t result)
-{
-	const command::work_state &w = cmd.work();
-	uint64_t bytes = w.blocks * cmd.lu().block_size();
-	if (result < 0) {
-		release_lock(cmd);
-		cmd.finish_io_error(result, false, w.lba);
-		return;
-	}
-	// INFORMATION: offset in the data-out buffer of the first byte that
-	// differs from the medium (SBC-4 5.3).
-	auto diff = first_difference(cmd.data(), 0, std::span<const uint8_t>(cmd.bounce().data(), bytes));
-	if (diff) {
-		release_lock(cmd);
-		cmd.finish_check_condition(
-			sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY).information(*diff));
-		return;
-	}
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	io.fua = w.fua;
-	io.offset = w.lba * cmd.lu().block_size();
-	set_io_data(cmd, bytes, bytes);
-	cmd.submit(written);
-}
-
-void locked(command &cmd, int64_t)
-{
-	const command::work_state &w = cmd.work();
-	uint64_t bytes = w.blocks * cmd.lu().block_size();
-	bounce_buffer &bounce = cmd.bounce();
-	if (bounce.size() < bytes)
-		bounce.resize(bytes);
-	cmd.scratch_iov().assign(1, iovec{bounce.data(), bytes});
-	block_io &io = cmd.io();
-	io.op = block_op::read;
-	io.fua = false;
-	io.offset = w.lba * cmd.lu().block_size();
-	io.length = bytes;
-	io.iov = cmd.scratch_iov();
-	cmd.submit(compared);
-}
-
-void offloaded(command &cmd, int64_t result)
-{
-	const command::work_state &w = cmd.work();
-	// Not this one (rbd: only within one 512-byte sector): the two-step
-	// path, atomic inside this daemon only.
-	if (result == -EOPNOTSUPP) {
-		take_exclusive_lock(cmd, w.lba, w.blocks, locked);
-		return;
-	}
-	if (result == -EILSEQ) {
-		cmd.finish_check_condition(sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY)
-						   .information(cmd.io().miscompare_offset));
-		return;
-	}
-	if (result < 0) {
-		cmd.finish_io_error(result, true, w.lba);
-		return;
-	}
-	cmd.finish_good();
-}
-
-// Compare and write data as one contiguous copy (the backstore's atomic
-// primitive takes two flat buffers; the data-out buffer may be scattered).
-void offload(command &cmd)
-{
-	const command::work_state &w = cmd.work();
-	uint64_t bytes = w.blocks * cmd.lu().block_size();
-	bounce_buffer &bounce = cmd.bounce();
-	if (bounce.size() < 2 * bytes)
-		bounce.resize(2 * bytes);
-	copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(bounce.data(), 2 * bytes));
-	cmd.scratch_iov().assign(1, iovec{bounce.data(), 2 * bytes});
-	block_io &io = cmd.io();
-	io.op = block_op::compare_and_write;
-	io.fua = w.fua;
-	io.offset = w.lba * cmd.lu().block_size();
-	io.length = bytes;
-	io.iov = cmd.scratch_iov();
-	io.miscompare_offset = 0;
-	cmd.submit(offloaded);
+	cmd.finish_check_condition(
+		sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY).information(offset));
 }
 
 } // namespace
 
-void handle_compare_and_write(command &cmd, int64_t)
+command_task handle_compare_and_write(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();
@@ -133,26 +44,60 @@ void handle_compare_and_write(command &cmd, int64_t)
 	// Above MAXIMUM COMPARE AND WRITE LENGTH (VPD 0xb0) is an invalid field.
 	if (blocks > lu.config().max_compare_and_write_blocks) {
 		finish_invalid_cdb(cmd, 13);
-		return;
+		co_return;
 	}
 	if (!check_lba_range(cmd, lba, blocks))
-		return;
+		co_return;
 	// SBC-4: NUMBER OF LOGICAL BLOCKS 0 is not an error; nothing happens.
 	if (blocks == 0) {
 		cmd.finish_good();
-		return;
+		co_return;
 	}
-	if (!check_data_length(cmd, 2ull * blocks * lu.block_size()))
-		return;
-	command::work_state &w = cmd.work();
-	w.lba = lba;
-	w.blocks = blocks;
-	w.fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	uint64_t bytes = uint64_t{blocks} * lu.block_size();
+	if (!check_data_length(cmd, 2 * bytes))
+		co_return;
+	bool fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	uint64_t offset = lba * lu.block_size();
+
 	if (lu.caps().compare_and_write) {
-		offload(cmd);
-		return;
+		// Compare and write data as one contiguous copy: the backstore's
+		// primitive takes two flat buffers, the data-out may be scattered.
+		std::span<uint8_t> both = bounce_space(cmd, 2 * bytes);
+		copy_from_iovs(cmd.data(), 0, both);
+		buffer_io(cmd, block_op::compare_and_write, offset, both);
+		cmd.io().length = bytes;  // iov holds compare and write data
+		cmd.io().fua = fua;
+		cmd.io().miscompare_offset = 0;
+		int64_t result = co_await submitted(cmd);
+		if (result == -EILSEQ) {
+			finish_miscompare(cmd, cmd.io().miscompare_offset);
+			co_return;
+		}
+		// -EOPNOTSUPP: not this one (rbd: only within one 512-byte
+		// sector); the two-step path below, atomic inside this daemon.
+		if (result != -EOPNOTSUPP) {
+			finish_result(cmd, result, true, lba);
+			co_return;
+		}
 	}
-	take_exclusive_lock(cmd, lba, blocks, locked);
+
+	co_await lock_exclusive(cmd, lba, blocks);
+	std::span<uint8_t> medium = bounce_space(cmd, bytes);
+	buffer_io(cmd, block_op::read, offset, medium);
+	int64_t result = co_await submitted(cmd);
+	if (finish_if_failed(cmd, result, false, lba))
+		co_return;
+	// INFORMATION: offset in the data-out buffer of the first byte that
+	// differs from the medium (SBC-4 5.3).
+	if (auto diff = first_difference(cmd.data(), 0, medium)) {
+		release_lock(cmd);
+		finish_miscompare(cmd, *diff);
+		co_return;
+	}
+	data_io(cmd, block_op::write, offset, bytes, bytes);
+	cmd.io().fua = fua;
+	result = co_await submitted(cmd);
+	finish_result(cmd, result, true, lba);
 }
 
 } // namespace tcmud::scsi

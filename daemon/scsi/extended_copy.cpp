@@ -63,24 +63,15 @@ struct endpoint {
 	std::unique_ptr<backend_queue> opened; // for another LUN's backstore
 };
 
-struct copy_job final : command::extension {
+struct copy_job {
 	uint8_t list_id = 0;
 	bool hold = false;  // LIST ID USAGE 00b
 	std::vector<cscd_descriptor> cscds;
 	std::vector<segment_descriptor> segments;
 	std::vector<endpoint> endpoints;  // per CSCD
-	std::size_t segment = 0;
-	uint64_t done = 0;       // blocks of the current segment copied
-	uint64_t chunk = 0;      // blocks of the chunk in flight
-	uint64_t chunk_offset = 0;
-	uint64_t bytes = 0;      // copied so far
-	range_lock *held = nullptr;
+	std::size_t segment = 0;  // the segment being copied
+	uint64_t bytes = 0;       // copied so far
 };
-
-copy_job &job(command &cmd)
-{
-	return static_cast<copy_job &>(*cmd.extension_state());
-}
 
 void finish_parameter(command &cmd, asc_ascq code, uint16_t byte)
 {
@@ -264,145 +255,41 @@ bool check_segments(command &cmd, copy_job &j)
 
 // --- the copy ---
 
-void next_chunk(command &cmd);
-
-void finish_copy(command &cmd, bool ok)
+void finish_copy(command &cmd, const copy_job &j, bool ok)
 {
-	copy_job &j = job(cmd);
 	if (j.hold)
 		cmd.lu().copy_results().hold(
 			j.list_id, {true, ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
 				    static_cast<uint16_t>(j.segment), j.bytes});
-	// Closes queues opened on other backstores: nothing is in flight, and
-	// a queue may go from inside its last completion (block_backend.h).
-	cmd.extension_state().reset();
+	if (ok)
+		cmd.finish_good();
 }
 
-void copy_failed(command &cmd, int64_t error, bool writing)
+void finish_copy_failed(command &cmd, const copy_job &j, int64_t error, bool writing)
 {
-	finish_copy(cmd, false);
+	finish_copy(cmd, j, false);
 	asc_ascq code = ASC_THIRD_PARTY_DEVICE_FAILURE;
 	if (error == -EIO)
 		code = writing ? ASC_WRITE_ERROR : ASC_UNRECOVERED_READ_ERROR;
 	finish_copy_aborted(cmd, code);
 }
 
-void unlock_held(command &cmd)
-{
-	copy_job &j = job(cmd);
-	if (j.held) {
-		j.held->unlock(cmd.range());
-		j.held = nullptr;
-	}
-}
-
-void lock_then(command &cmd, logical_unit &lu, uint64_t lba, command::step_fn next)
-{
-	copy_job &j = job(cmd);
-	j.held = &lu.ranges();
-	cmd.continue_when(j.held->lock_shared(cmd.range(), lba, j.chunk), next);
-}
-
-void chunk_written(command &cmd, int64_t result)
-{
-	unlock_held(cmd);
-	if (result < 0) {
-		copy_failed(cmd, result, true);
-		return;
-	}
-	copy_job &j = job(cmd);
-	j.done += j.chunk;
-	j.bytes += j.chunk * cmd.lu().block_size();
-	next_chunk(cmd);
-}
-
-void write_chunk(command &cmd, int64_t)
-{
-	copy_job &j = job(cmd);
-	const segment_descriptor &s = j.segments[j.segment];
-	endpoint &dst = j.endpoints[s.destination];
-	uint32_t bs = dst.lu->block_size();
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	io.fua = !dst.lu->write_cache_enabled();
-	io.offset = (s.destination_lba + j.chunk_offset) * bs;
-	io.length = j.chunk * bs;
-	cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), io.length});
-	io.iov = cmd.scratch_iov();
-	cmd.submit_to(*dst.queue, chunk_written);
-}
-
-void chunk_read(command &cmd, int64_t result)
-{
-	unlock_held(cmd);
-	if (result < 0) {
-		copy_failed(cmd, result, false);
-		return;
-	}
-	copy_job &j = job(cmd);
-	const segment_descriptor &s = j.segments[j.segment];
-	lock_then(cmd, *j.endpoints[s.destination].lu, s.destination_lba + j.chunk_offset,
-		  write_chunk);
-}
-
-void read_chunk(command &cmd, int64_t)
-{
-	copy_job &j = job(cmd);
-	const segment_descriptor &s = j.segments[j.segment];
-	endpoint &src = j.endpoints[s.source];
-	uint32_t bs = src.lu->block_size();
-	block_io &io = cmd.io();
-	io.op = block_op::read;
-	io.fua = false;
-	io.offset = (s.source_lba + j.chunk_offset) * bs;
-	io.length = j.chunk * bs;
-	cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), io.length});
-	io.iov = cmd.scratch_iov();
-	cmd.submit_to(*src.queue, chunk_read);
-}
-
-void next_chunk(command &cmd)
-{
-	copy_job &j = job(cmd);
-	while (j.segment < j.segments.size() && j.done == j.segments[j.segment].blocks) {
-		j.segment++;
-		j.done = 0;
-	}
-	if (j.segment == j.segments.size()) {
-		finish_copy(cmd, true);
-		cmd.finish_good();
-		return;
-	}
-	const segment_descriptor &s = j.segments[j.segment];
-	const endpoint &src = j.endpoints[s.source];
-	uint32_t bs = src.lu->block_size();
-	j.chunk = std::min<uint64_t>(s.blocks - j.done, std::max<uint32_t>(1, CHUNK_BYTES / bs));
-	// Within one LUN, a destination just above an overlapping source is
-	// copied from the end, so no chunk reads what an earlier one wrote.
-	bool backward = src.lu == j.endpoints[s.destination].lu &&
-			s.destination_lba > s.source_lba &&
-			s.destination_lba < s.source_lba + s.blocks;
-	j.chunk_offset = backward ? s.blocks - j.done - j.chunk : j.done;
-	if (cmd.bounce().size() < j.chunk * bs)
-		cmd.bounce().resize(j.chunk * bs);
-	lock_then(cmd, *src.lu, s.source_lba + j.chunk_offset, read_chunk);
-}
-
-} // namespace
-
-void handle_extended_copy(command &cmd, int64_t)
+// Parses and checks the list (copied once: the data-out buffer is shared
+// memory that could change between a check and its use); nullptr if the
+// command is finished.
+std::unique_ptr<copy_job> parse_list(command &cmd)
 {
 	uint32_t length = get_be32(cmd.cdb(), 10);
 	// SPC-5: a PARAMETER LIST LENGTH of zero is not an error.
 	if (length == 0) {
 		cmd.finish_good();
-		return;
+		return nullptr;
 	}
 	if (!check_data_length(cmd, length))
-		return;
+		return nullptr;
 	if (length < HEADER_LENGTH) {
 		finish_parameter_list_length_error(cmd);
-		return;
+		return nullptr;
 	}
 	std::array<uint8_t, HEADER_LENGTH> header{};
 	copy_from_iovs(cmd.data(), 0, header);
@@ -411,36 +298,87 @@ void handle_extended_copy(command &cmd, int64_t)
 	uint32_t inline_length = get_be32(header, 12);
 	if (uint64_t{HEADER_LENGTH} + cscd_length + segment_length + inline_length > length) {
 		finish_parameter_list_length_error(cmd);
-		return;
+		return nullptr;
 	}
 	if (cscd_length / CSCD_DESCRIPTOR_LENGTH > MAX_CSCD_DESCRIPTORS) {
 		finish_parameter(cmd, ASC_TOO_MANY_TARGET_DESCRIPTORS, 2);
-		return;
+		return nullptr;
 	}
 	if (segment_length / SEGMENT_DESCRIPTOR_LENGTH > MAX_SEGMENT_DESCRIPTORS) {
 		finish_parameter(cmd, ASC_TOO_MANY_SEGMENT_DESCRIPTORS, 8);
-		return;
+		return nullptr;
 	}
 	// MAXIMUM INLINE DATA LENGTH is 0: no segment type we have uses it.
 	if (inline_length != 0) {
 		finish_invalid_parameter(cmd, 12);
-		return;
+		return nullptr;
 	}
 	// Bounded by the two checks above: at most 16 + 543 + 1819 bytes.
-	// Copied once: the data-out buffer is shared memory that could change
-	// between a check and its use.
+	// EXTENDED COPY is the one command that allocates (its lists).
 	auto j = std::make_unique<copy_job>();
 	std::vector<uint8_t> list(HEADER_LENGTH + cscd_length + segment_length);
 	copy_from_iovs(cmd.data(), 0, list);
 	uint32_t segments_at = HEADER_LENGTH + cscd_length;
 	if (!parse_header(cmd, list, *j) || !parse_cscds(cmd, list, segments_at, *j) ||
 	    !parse_segments(cmd, list, segments_at, segments_at + segment_length, *j))
-		return;
+		return nullptr;
 	j->endpoints.resize(j->cscds.size());
 	if (!check_segments(cmd, *j))
-		return;
-	cmd.extension_state() = std::move(j);
-	next_chunk(cmd);
+		return nullptr;
+	return j;
+}
+
+} // namespace
+
+// Each segment in chunks of at most CHUNK_BYTES through the bounce buffer:
+// read under the source's range lock (shared), written under the
+// destination's. The queues opened on other backstores close with `j`,
+// when the frame goes; a queue may go from inside its last completion
+// (block_backend.h).
+command_task handle_extended_copy(command &cmd)
+{
+	std::unique_ptr<copy_job> j = parse_list(cmd);
+	if (!j)
+		co_return;
+	for (; j->segment < j->segments.size(); j->segment++) {
+		const segment_descriptor &s = j->segments[j->segment];
+		const endpoint &src = j->endpoints[s.source];
+		const endpoint &dst = j->endpoints[s.destination];
+		uint32_t bs = src.lu->block_size();
+		uint64_t chunk_limit = std::max<uint32_t>(1, CHUNK_BYTES / bs);
+		// Within one LUN, a destination just above an overlapping source
+		// is copied from the end, so no chunk reads what an earlier one
+		// wrote.
+		bool backward = src.lu == dst.lu && s.destination_lba > s.source_lba &&
+				s.destination_lba < s.source_lba + s.blocks;
+		for (uint64_t done = 0; done < s.blocks;) {
+			uint64_t chunk = std::min<uint64_t>(s.blocks - done, chunk_limit);
+			uint64_t at = backward ? s.blocks - done - chunk : done;
+			std::span<uint8_t> buffer = bounce_space(cmd, chunk * bs);
+
+			co_await lock_shared(cmd, src.lu->ranges(), s.source_lba + at, chunk);
+			buffer_io(cmd, block_op::read, (s.source_lba + at) * bs, buffer);
+			int64_t result = co_await submitted(cmd, *src.queue);
+			src.lu->ranges().unlock(cmd.range());
+			if (result < 0) {
+				finish_copy_failed(cmd, *j, result, false);
+				co_return;
+			}
+
+			co_await lock_shared(cmd, dst.lu->ranges(), s.destination_lba + at, chunk);
+			buffer_io(cmd, block_op::write, (s.destination_lba + at) * bs, buffer);
+			cmd.io().fua = !dst.lu->write_cache_enabled();
+			result = co_await submitted(cmd, *dst.queue);
+			dst.lu->ranges().unlock(cmd.range());
+			if (result < 0) {
+				finish_copy_failed(cmd, *j, result, true);
+				co_return;
+			}
+			done += chunk;
+			j->bytes += chunk * bs;
+		}
+	}
+	finish_copy(cmd, *j, true);
 }
 
 } // namespace tcmud::scsi

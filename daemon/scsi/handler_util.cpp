@@ -120,16 +120,66 @@ void set_io_data(command &cmd, uint64_t offset, uint64_t length)
 	io.iov = cmd.scratch_iov();
 }
 
+void data_io(command &cmd, block_op op, uint64_t offset, uint64_t data_offset,
+	     uint64_t length)
+{
+	block_io &io = cmd.io();
+	io.op = op;
+	io.fua = false;
+	io.offset = offset;
+	set_io_data(cmd, data_offset, length);
+}
+
+void buffer_io(command &cmd, block_op op, uint64_t offset, std::span<uint8_t> buffer)
+{
+	cmd.scratch_iov().assign(1, iovec{buffer.data(), buffer.size()});
+	block_io &io = cmd.io();
+	io.op = op;
+	io.fua = false;
+	io.offset = offset;
+	io.length = buffer.size();
+	io.iov = cmd.scratch_iov();
+}
+
+std::span<uint8_t> bounce_space(command &cmd, uint64_t length)
+{
+	bounce_buffer &bounce = cmd.bounce();
+	if (bounce.size() < length)
+		bounce.resize(length);
+	return {bounce.data(), length};
+}
+
+void no_data_io(command &cmd, block_op op, uint64_t offset, uint64_t length)
+{
+	block_io &io = cmd.io();
+	io.op = op;
+	io.fua = false;
+	io.offset = offset;
+	io.length = length;
+	io.iov = {};
+}
+
+void finish_result(command &cmd, int64_t result, bool writing, uint64_t lba)
+{
+	if (!finish_if_failed(cmd, result, writing, lba)) {
+		release_lock(cmd);
+		cmd.finish_good();
+	}
+}
+
+bool finish_if_failed(command &cmd, int64_t result, bool writing, uint64_t lba)
+{
+	if (result >= 0)
+		return false;
+	release_lock(cmd);
+	cmd.finish_io_error(result, writing, lba);
+	return true;
+}
+
 void take_write_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next)
 {
 	cmd.work().locked = true;
 	cmd.continue_when(cmd.lu().ranges().lock_shared(cmd.range(), lba, blocks), next);
-}
-
-void take_exclusive_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next)
-{
-	cmd.work().locked = true;
-	cmd.continue_when(cmd.lu().ranges().lock_exclusive(cmd.range(), lba, blocks), next);
 }
 
 void release_lock(command &cmd)

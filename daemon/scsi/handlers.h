@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The first step of each supported command (opcode_table.cpp maps opcodes to
-// them), plus the checks and responses they share. Internal to daemon/scsi.
+// them) or, for a command of several requests, its coroutine (started by
+// start_task<>), plus the checks and responses they share. Internal to
+// daemon/scsi.
 #include <cstdint>
 #include <span>
 
 #include "command.h"
+#include "command_task.h"
 #include "sense_builder.h"
 
 namespace tcmud::scsi {
@@ -29,11 +32,11 @@ void handle_synchronize_cache(command &cmd, int64_t);
 void handle_verify(command &cmd, int64_t);
 void handle_write_and_verify(command &cmd, int64_t);
 // write_same.cpp
-void handle_write_same(command &cmd, int64_t);
+command_task handle_write_same(command &cmd);
 // unmap.cpp
-void handle_unmap(command &cmd, int64_t);
+command_task handle_unmap(command &cmd);
 // compare_and_write.cpp
-void handle_compare_and_write(command &cmd, int64_t);
+command_task handle_compare_and_write(command &cmd);
 // block_commands.cpp
 void handle_format_unit(command &cmd, int64_t);
 void handle_send_diagnostic(command &cmd, int64_t);
@@ -43,14 +46,21 @@ void handle_prefetch(command &cmd, int64_t);
 // get_lba_status.cpp
 void handle_get_lba_status(command &cmd, int64_t);
 // orwrite.cpp
-void handle_orwrite(command &cmd, int64_t);
+command_task handle_orwrite(command &cmd);
 // write_atomic.cpp
-void handle_write_atomic(command &cmd, int64_t);
+command_task handle_write_atomic(command &cmd);
 // extended_copy.cpp, receive_copy_results.cpp
-void handle_extended_copy(command &cmd, int64_t);
+command_task handle_extended_copy(command &cmd);
 void handle_receive_copy_results(command &cmd, int64_t);
 // report_opcodes.cpp
 void handle_report_supported_opcodes(command &cmd, int64_t);
+
+// The first step of a coroutine handler: runs it (command_task.h).
+template <command_task (*handler)(command &)>
+void start_task(command &cmd, int64_t)
+{
+	run_task(cmd, handler(cmd));
+}
 
 // --- shared by the handlers (handler_util.cpp) ---
 
@@ -85,10 +95,31 @@ bool check_data_length(command &cmd, uint64_t bytes);
 // without copying the iovec list when it is the whole buffer.
 void set_io_data(command &cmd, uint64_t offset, uint64_t length);
 
-// Range-lock helpers: the lock a write takes, and the release after it.
-// take_*_lock() continue with `next` now or once the lock is granted.
+// Set up cmd.io() for the next request, fua off (the caller sets it where
+// it applies), moving:
+// - data_io: `length` bytes of the data buffer from `data_offset`;
+void data_io(command &cmd, block_op op, uint64_t offset, uint64_t data_offset,
+	     uint64_t length);
+// - buffer_io: `buffer`, which stays valid until the request completes
+//   (a part of bounce_space());
+void buffer_io(command &cmd, block_op op, uint64_t offset, std::span<uint8_t> buffer);
+// - no_data_io: nothing (flush, discard, write_zeroes).
+void no_data_io(command &cmd, block_op op, uint64_t offset, uint64_t length);
+
+// The first `length` bytes of the command's bounce buffer, grown to fit.
+std::span<uint8_t> bounce_space(command &cmd, uint64_t length);
+
+// After a request: releases the range lock (if held) and finishes with the
+// sense for a failed request (result < 0), else GOOD.
+void finish_result(command &cmd, int64_t result, bool writing, uint64_t lba);
+// The same for a failed request only: true if it failed (and the command
+// is finished), false to go on.
+bool finish_if_failed(command &cmd, int64_t result, bool writing, uint64_t lba);
+
+// Range-lock helpers for step handlers: the lock a write takes (continue
+// with `next` now or once granted), and the release after it (also for
+// command_task.h's lock_shared/lock_exclusive).
 void take_write_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next);
-void take_exclusive_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next);
 void release_lock(command &cmd);
 
 } // namespace tcmud::scsi

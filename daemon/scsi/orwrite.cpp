@@ -19,95 +19,48 @@ namespace {
 constexpr uint8_t FUA_BIT = 0x08;
 constexpr uint64_t CHUNK_BYTES = 128 * 1024;
 
-void read_chunk(command &cmd);
-
-void finish_or_error(command &cmd, int64_t result, bool writing)
-{
-	release_lock(cmd);
-	cmd.finish_io_error(result, writing, cmd.work().lba + cmd.work().cursor);
-}
-
-void chunk_written(command &cmd, int64_t result)
-{
-	if (result < 0) {
-		finish_or_error(cmd, result, true);
-		return;
-	}
-	cmd.work().cursor += cmd.work().chunk;
-	read_chunk(cmd);
-}
-
-void chunk_read(command &cmd, int64_t result)
-{
-	command::work_state &w = cmd.work();
-	if (result < 0) {
-		finish_or_error(cmd, result, false);
-		return;
-	}
-	uint32_t bs = cmd.lu().block_size();
-	uint64_t bytes = w.chunk * bs;
-	std::span<uint8_t> medium(cmd.bounce().data(), bytes);
-	std::span<uint8_t> given(cmd.bounce().data() + bytes, bytes);
-	copy_from_iovs(cmd.data(), w.cursor * bs, given);
-	for (uint64_t i = 0; i < bytes; i++)
-		medium[i] |= given[i];
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	io.fua = w.fua;
-	io.offset = (w.lba + w.cursor) * bs;
-	io.length = bytes;
-	cmd.scratch_iov().assign(1, iovec{medium.data(), bytes});
-	io.iov = cmd.scratch_iov();
-	cmd.submit(chunk_written);
-}
-
-void read_chunk(command &cmd)
-{
-	command::work_state &w = cmd.work();
-	if (w.cursor == w.blocks) {
-		release_lock(cmd);
-		cmd.finish_good();
-		return;
-	}
-	uint32_t bs = cmd.lu().block_size();
-	w.chunk = std::min<uint64_t>(w.blocks - w.cursor, std::max<uint64_t>(1, CHUNK_BYTES / bs));
-	uint64_t bytes = w.chunk * bs;
-	if (cmd.bounce().size() < 2 * bytes)
-		cmd.bounce().resize(2 * bytes);
-	cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), bytes});
-	block_io &io = cmd.io();
-	io.op = block_op::read;
-	io.fua = false;
-	io.offset = (w.lba + w.cursor) * bs;
-	io.length = bytes;
-	io.iov = cmd.scratch_iov();
-	cmd.submit(chunk_read);
-}
-
-void locked(command &cmd, int64_t)
-{
-	read_chunk(cmd);
-}
-
 } // namespace
 
-void handle_orwrite(command &cmd, int64_t)
+command_task handle_orwrite(command &cmd)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
-		return;
+		co_return;
 	if (f.blocks == 0) {
 		cmd.finish_good();
-		return;
+		co_return;
 	}
-	if (!check_data_length(cmd, uint64_t{f.blocks} * cmd.lu().block_size()))
-		return;
-	command::work_state &w = cmd.work();
-	w.lba = f.lba;
-	w.blocks = f.blocks;
-	w.cursor = 0;
-	w.fua = (cmd.cdb()[1] & FUA_BIT) || !cmd.lu().write_cache_enabled();
-	take_exclusive_lock(cmd, f.lba, f.blocks, locked);
+	uint32_t bs = cmd.lu().block_size();
+	if (!check_data_length(cmd, uint64_t{f.blocks} * bs))
+		co_return;
+	bool fua = (cmd.cdb()[1] & FUA_BIT) || !cmd.lu().write_cache_enabled();
+
+	co_await lock_exclusive(cmd, f.lba, f.blocks);
+	uint64_t chunk_limit = std::max<uint64_t>(1, CHUNK_BYTES / bs);
+	for (uint64_t cursor = 0; cursor < f.blocks;) {
+		uint64_t chunk = std::min<uint64_t>(f.blocks - cursor, chunk_limit);
+		uint64_t bytes = chunk * bs;
+		uint64_t offset = (f.lba + cursor) * bs;
+		// The bounce holds the medium's blocks, then the data-out's.
+		std::span<uint8_t> both = bounce_space(cmd, 2 * bytes);
+		std::span<uint8_t> medium = both.first(bytes);
+		std::span<uint8_t> given = both.subspan(bytes);
+		buffer_io(cmd, block_op::read, offset, medium);
+		int64_t result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, false, f.lba + cursor))
+			co_return;
+		copy_from_iovs(cmd.data(), cursor * bs, given);
+		for (uint64_t i = 0; i < bytes; i++)
+			medium[i] |= given[i];
+		buffer_io(cmd, block_op::write, offset, medium);
+		cmd.io().fua = fua;
+		result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, true, f.lba + cursor))
+			co_return;
+		cursor += chunk;
+	}
+	release_lock(cmd);
+	cmd.finish_good();
 }
 
 } // namespace tcmud::scsi

@@ -68,53 +68,6 @@ bool check_descriptors(command &cmd, uint64_t count, unmap_span &span)
 	return true;
 }
 
-void unmap_next(command &cmd);
-
-void discarded(command &cmd, int64_t result)
-{
-	if (result < 0) {
-		release_lock(cmd);
-		cmd.finish_io_error(result, true, cmd.work().lba);
-		return;
-	}
-	unmap_next(cmd);
-}
-
-// work().cursor: the next descriptor; work().blocks: how many there are.
-void unmap_next(command &cmd)
-{
-	command::work_state &w = cmd.work();
-	uint32_t bs = cmd.lu().block_size();
-	unmap_descriptor d;
-	while (w.cursor < w.blocks && (d = read_descriptor(cmd, w.cursor)).blocks == 0)
-		w.cursor++;
-	if (w.cursor == w.blocks) {
-		release_lock(cmd);
-		cmd.finish_good();
-		return;
-	}
-	w.cursor++;
-	// The capacity may have shrunk (resize) since the check.
-	if (d.lba > cmd.lu().num_blocks() || d.blocks > cmd.lu().num_blocks() - d.lba) {
-		release_lock(cmd);
-		cmd.finish_check_condition(sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
-		return;
-	}
-	w.lba = d.lba;
-	block_io &io = cmd.io();
-	io.op = block_op::discard;
-	io.fua = w.fua;
-	io.offset = d.lba * bs;
-	io.length = uint64_t{d.blocks} * bs;
-	io.iov = {};
-	cmd.submit(discarded);
-}
-
-void locked(command &cmd, int64_t)
-{
-	unmap_next(cmd);
-}
-
 // Copies the parameter list (already known to fit the data) to bounce().
 void load_list(command &cmd, uint64_t list_length)
 {
@@ -141,40 +94,58 @@ int64_t parse_header(command &cmd, uint64_t list_length)
 
 } // namespace
 
-void handle_unmap(command &cmd, int64_t)
+command_task handle_unmap(command &cmd)
 {
 	uint64_t list_length = get_be16(cmd.cdb(), 7);
 	// SBC-4: a zero-length list is not an error; 1..7 bytes cannot hold
 	// the header.
 	if (list_length == 0) {
 		cmd.finish_good();
-		return;
+		co_return;
 	}
 	if (list_length < HEADER_LENGTH) {
 		finish_parameter_list_length_error(cmd);
-		return;
+		co_return;
 	}
 	if (!check_data_length(cmd, list_length))
-		return;
+		co_return;
 	load_list(cmd, list_length);
 	int64_t count = parse_header(cmd, list_length);
 	unmap_span span;
 	if (count < 0 || !check_descriptors(cmd, static_cast<uint64_t>(count), span))
-		return;
+		co_return;
 	if (span.total == 0) {
 		cmd.finish_good();
-		return;
+		co_return;
 	}
-	command::work_state &w = cmd.work();
-	w.cursor = 0;
-	w.blocks = static_cast<uint64_t>(count);
+
 	// With the write cache off the deallocation must be durable before
 	// GOOD, as any write is: reads after a crash must not bring back old
 	// data while LBPRZ says they return zeroes. Decided once, as for a
 	// write: a MODE SELECT turning the cache on and off again between two
 	// descriptors must not leave a discard in between unsynced.
-	w.fua = !cmd.lu().write_cache_enabled();
-	take_write_lock(cmd, span.first, span.end - span.first, locked);
+	bool fua = !cmd.lu().write_cache_enabled();
+	co_await lock_shared(cmd, span.first, span.end - span.first);
+	uint32_t bs = cmd.lu().block_size();
+	for (uint64_t i = 0; i < static_cast<uint64_t>(count); i++) {
+		unmap_descriptor d = read_descriptor(cmd, i);
+		if (d.blocks == 0)
+			continue;
+		// The capacity may have shrunk (resize) since the check.
+		if (d.lba > cmd.lu().num_blocks() || d.blocks > cmd.lu().num_blocks() - d.lba) {
+			release_lock(cmd);
+			cmd.finish_check_condition(
+				sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
+			co_return;
+		}
+		no_data_io(cmd, block_op::discard, d.lba * bs, uint64_t{d.blocks} * bs);
+		cmd.io().fua = fua;
+		int64_t result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, true, d.lba))
+			co_return;
+	}
+	release_lock(cmd);
+	cmd.finish_good();
 }
 
 } // namespace tcmud::scsi

@@ -8,7 +8,9 @@
 //               the data-out buffer holds;
 //   BYTCHK 10b is reserved, and so is 11b for WRITE AND VERIFY.
 #include <algorithm>
+#include <optional>
 
+#include "command_task.h"
 #include "handlers.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
@@ -25,118 +27,75 @@ constexpr uint8_t BYTCHK_ONE_BLOCK = 3;
 // command slot stays small whatever the verification length.
 constexpr uint64_t VERIFY_CHUNK_BYTES = 128 * 1024;
 
-uint8_t bytchk(const command &cmd)
+// The data-out offset of the first difference between the medium's blocks
+// [cursor, cursor + medium.size() / bs) and what BYTCHK compares them with.
+std::optional<uint64_t> first_miscompare(command &cmd, uint8_t check, uint64_t cursor,
+					 std::span<const uint8_t> medium)
 {
-	return (cmd.cdb()[1] >> 1) & 0x3;
-}
-
-void verify_next_chunk(command &cmd);
-
-void finish_miscompare(command &cmd, uint64_t offset)
-{
-	release_lock(cmd);
-	cmd.finish_check_condition(
-		sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY).information(offset));
-}
-
-// Returns the data-out offset of the first difference in the chunk just read.
-std::optional<uint64_t> compare_chunk(command &cmd)
-{
-	const command::work_state &w = cmd.work();
 	uint32_t bs = cmd.lu().block_size();
-	std::span<const uint8_t> medium(cmd.bounce().data(), w.chunk * bs);
-	if (w.mode == BYTCHK_DATA) {
-		auto at = first_difference(cmd.data(), w.cursor * bs, medium);
-		return at ? std::optional(w.cursor * bs + *at) : std::nullopt;
+	if (check == BYTCHK_DATA) {
+		auto at = first_difference(cmd.data(), cursor * bs, medium);
+		return at ? std::optional(cursor * bs + *at) : std::nullopt;
 	}
-	for (uint64_t i = 0; i < w.chunk; i++)
+	for (uint64_t i = 0; i < medium.size() / bs; i++)
 		if (auto at = first_difference(cmd.data(), 0, medium.subspan(i * bs, bs)))
 			return at;
 	return std::nullopt;
 }
 
-void verify_chunk_done(command &cmd, int64_t result)
-{
-	command::work_state &w = cmd.work();
-	if (result < 0) {
-		release_lock(cmd);
-		cmd.finish_io_error(result, false, w.lba + w.cursor);
-		return;
-	}
-	if (w.mode != BYTCHK_NONE) {
-		if (auto offset = compare_chunk(cmd)) {
-			finish_miscompare(cmd, *offset);
-			return;
-		}
-	}
-	w.cursor += w.chunk;
-	verify_next_chunk(cmd);
-}
-
-void verify_next_chunk(command &cmd)
-{
-	command::work_state &w = cmd.work();
-	uint32_t bs = cmd.lu().block_size();
-	if (w.cursor == w.blocks) {
-		release_lock(cmd);
-		cmd.finish_good();
-		return;
-	}
-	w.chunk = std::min<uint64_t>(w.blocks - w.cursor, std::max<uint64_t>(1, VERIFY_CHUNK_BYTES / bs));
-	bounce_buffer &bounce = cmd.bounce();
-	if (bounce.size() < w.chunk * bs)
-		bounce.resize(w.chunk * bs);
-	cmd.scratch_iov().assign(1, iovec{bounce.data(), w.chunk * bs});
-	block_io &io = cmd.io();
-	io.op = block_op::read;
-	io.fua = false;
-	io.offset = (w.lba + w.cursor) * bs;
-	io.length = w.chunk * bs;
-	io.iov = cmd.scratch_iov();
-	cmd.submit(verify_chunk_done);
-}
-
-// Checks what VERIFY and WRITE AND VERIFY share. Returns false if the
-// command is finished (error, or nothing to do).
-bool prepare_verify(command &cmd, uint64_t data_blocks_per_block)
+// VERIFY, and WRITE AND VERIFY when `write` (BYTCHK already checked).
+command_task verify(command &cmd, uint8_t check, bool write)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
-		return false;
+		co_return;
 	if (f.blocks == 0) {
 		cmd.finish_good();
-		return false;
+		co_return;
 	}
-	uint64_t data_blocks = cmd.work().mode == BYTCHK_ONE_BLOCK ? 1 : f.blocks * data_blocks_per_block;
-	if (!check_data_length(cmd, data_blocks * cmd.lu().block_size()))
-		return false;
-	cmd.work().lba = f.lba;
-	cmd.work().blocks = f.blocks;
-	cmd.work().cursor = 0;
-	return true;
-}
-
-void write_and_verify_written(command &cmd, int64_t result)
-{
-	if (result < 0) {
-		release_lock(cmd);
-		cmd.finish_io_error(result, true, cmd.work().lba);
-		return;
-	}
-	verify_next_chunk(cmd);
-}
-
-void write_and_verify_locked(command &cmd, int64_t)
-{
-	const command::work_state &w = cmd.work();
 	uint32_t bs = cmd.lu().block_size();
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	// The verification must read what is on the medium, not in a cache.
-	io.fua = true;
-	io.offset = w.lba * bs;
-	set_io_data(cmd, 0, w.blocks * bs);
-	cmd.submit(write_and_verify_written);
+	uint64_t data_blocks = check == BYTCHK_ONE_BLOCK ? 1
+			       : check == BYTCHK_NONE && !write ? 0
+							       : f.blocks;
+	if (!check_data_length(cmd, data_blocks * bs))
+		co_return;
+
+	if (write) {
+		co_await lock_shared(cmd, f.lba, f.blocks);
+		data_io(cmd, block_op::write, f.lba * bs, 0, uint64_t{f.blocks} * bs);
+		// The verification must read what is on the medium, not a cache.
+		cmd.io().fua = true;
+		int64_t result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, true, f.lba))
+			co_return;
+	}
+
+	uint64_t chunk_limit = std::max<uint64_t>(1, VERIFY_CHUNK_BYTES / bs);
+	for (uint64_t cursor = 0; cursor < f.blocks;) {
+		uint64_t chunk = std::min<uint64_t>(f.blocks - cursor, chunk_limit);
+		std::span<uint8_t> medium = bounce_space(cmd, chunk * bs);
+		buffer_io(cmd, block_op::read, (f.lba + cursor) * bs, medium);
+		int64_t result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, false, f.lba + cursor))
+			co_return;
+		if (check != BYTCHK_NONE) {
+			if (auto offset = first_miscompare(cmd, check, cursor, medium)) {
+				release_lock(cmd);
+				cmd.finish_check_condition(
+					sense_builder(MISCOMPARE, ASC_MISCOMPARE_DURING_VERIFY)
+						.information(*offset));
+				co_return;
+			}
+		}
+		cursor += chunk;
+	}
+	release_lock(cmd);
+	cmd.finish_good();
+}
+
+uint8_t bytchk(const command &cmd)
+{
+	return (cmd.cdb()[1] >> 1) & 0x3;
 }
 
 } // namespace
@@ -148,10 +107,7 @@ void handle_verify(command &cmd, int64_t)
 		finish_invalid_cdb(cmd, 1, 2);
 		return;
 	}
-	cmd.work().mode = check;
-	if (!prepare_verify(cmd, check == BYTCHK_NONE ? 0 : 1))
-		return;
-	verify_next_chunk(cmd);
+	run_task(cmd, verify(cmd, check, false));
 }
 
 void handle_write_and_verify(command &cmd, int64_t)
@@ -161,10 +117,7 @@ void handle_write_and_verify(command &cmd, int64_t)
 		finish_invalid_cdb(cmd, 1, 2);
 		return;
 	}
-	cmd.work().mode = check;
-	if (!prepare_verify(cmd, 1))
-		return;
-	take_write_lock(cmd, cmd.work().lba, cmd.work().blocks, write_and_verify_locked);
+	run_task(cmd, verify(cmd, check, true));
 }
 
 } // namespace tcmud::scsi

@@ -23,17 +23,6 @@ namespace {
 
 constexpr uint8_t FUA_BIT = 0x08;
 
-void written(command &cmd, int64_t result)
-{
-	release_lock(cmd);
-	cmd.lu().atomic_writes().write_end();
-	if (result < 0) {
-		cmd.finish_io_error(result, true, cmd.work().lba);
-		return;
-	}
-	cmd.finish_good();
-}
-
 // Whether the backstore's own atomic write covers this request.
 bool backstore_atomic(const backstore_caps &caps, uint64_t offset, uint64_t bytes)
 {
@@ -42,37 +31,16 @@ bool backstore_atomic(const backstore_caps &caps, uint64_t offset, uint64_t byte
 	       offset % bytes == 0;
 }
 
-void locked(command &cmd, int64_t)
-{
-	const command::work_state &w = cmd.work();
-	uint64_t bytes = w.blocks * cmd.lu().block_size();
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	io.fua = w.fua;
-	io.offset = w.lba * cmd.lu().block_size();
-	io.atomic = backstore_atomic(cmd.lu().caps(), io.offset, bytes);
-	set_io_data(cmd, 0, bytes);
-	if (io.atomic && io.iov.size() != 1) {
-		// RWF_ATOMIC takes one buffer: gather the data-out pieces.
-		if (cmd.bounce().size() < bytes)
-			cmd.bounce().resize(bytes);
-		copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(cmd.bounce().data(), bytes));
-		cmd.scratch_iov().assign(1, iovec{cmd.bounce().data(), bytes});
-		io.iov = cmd.scratch_iov();
-	}
-	cmd.submit(written);
-}
-
 } // namespace
 
 // Order of checks as for every command (docs/scsi.md): the field values
 // (ATOMIC BOUNDARY, alignment of the LBA, granularity of the length), then
 // the length against MAXIMUM ATOMIC TRANSFER LENGTH, the LBA range, zero
 // length, the data buffer.
-void handle_write_atomic(command &cmd, int64_t)
+command_task handle_write_atomic(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
-	const logical_unit &lu = cmd.lu();
+	logical_unit &lu = cmd.lu();
 	uint64_t lba = get_be64(cdb, 2);
 	uint16_t boundary = get_be16(cdb, 10);
 	uint32_t blocks = get_be16(cdb, 12);
@@ -80,39 +48,53 @@ void handle_write_atomic(command &cmd, int64_t)
 	// ATOMIC BOUNDARY is then an invalid field).
 	if (boundary != 0) {
 		finish_invalid_cdb(cmd, 10);
-		return;
+		co_return;
 	}
 	uint32_t alignment = lu.config().atomic_alignment_blocks;
 	if (alignment > 1 && lba % alignment != 0) {
 		finish_invalid_cdb(cmd, 2);
-		return;
+		co_return;
 	}
 	uint32_t granularity = lu.config().atomic_granularity_blocks;
 	if (granularity > 1 && blocks % granularity != 0) {
 		finish_invalid_cdb(cmd, 12);
-		return;
+		co_return;
 	}
 	if (blocks > lu.max_atomic_transfer_blocks()) {
 		finish_invalid_cdb(cmd, 12);
-		return;
+		co_return;
 	}
 	if (!check_lba_range(cmd, lba, blocks))
-		return;
+		co_return;
 	if (blocks == 0) {
 		cmd.finish_good();
-		return;
+		co_return;
 	}
-	if (!check_data_length(cmd, uint64_t{blocks} * lu.block_size()))
-		return;
-	command::work_state &w = cmd.work();
-	w.lba = lba;
-	w.blocks = blocks;
-	w.fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	uint64_t bytes = uint64_t{blocks} * lu.block_size();
+	if (!check_data_length(cmd, bytes))
+		co_return;
+	bool fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+
 	// Announced before the range is taken and anything is written, so a
 	// READ that starts from now on takes the lock, and one already running
 	// reads again (atomic_gate.h).
-	cmd.lu().atomic_writes().write_begin();
-	take_exclusive_lock(cmd, lba, blocks, locked);
+	lu.atomic_writes().write_begin();
+	co_await lock_exclusive(cmd, lba, blocks);
+	uint64_t offset = lba * lu.block_size();
+	bool atomic = backstore_atomic(lu.caps(), offset, bytes);
+	data_io(cmd, block_op::write, offset, 0, bytes);
+	if (atomic && cmd.io().iov.size() != 1) {
+		// RWF_ATOMIC takes one buffer: gather the data-out pieces.
+		std::span<uint8_t> gathered = bounce_space(cmd, bytes);
+		copy_from_iovs(cmd.data(), 0, gathered);
+		buffer_io(cmd, block_op::write, offset, gathered);
+	}
+	cmd.io().fua = fua;
+	cmd.io().atomic = atomic;
+	int64_t result = co_await submitted(cmd);
+	release_lock(cmd);
+	lu.atomic_writes().write_end();
+	finish_result(cmd, result, true, lba);
 }
 
 } // namespace tcmud::scsi

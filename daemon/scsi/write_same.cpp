@@ -18,74 +18,12 @@ namespace tcmud::scsi {
 
 namespace {
 
-enum write_same_mode : uint8_t { WS_DISCARD, WS_ZEROES, WS_PATTERN };
+enum class write_same_mode : uint8_t { discard, zeroes, pattern };
 
 constexpr uint8_t UNMAP_BIT = 0x08;
 constexpr uint8_t NDOB_BIT = 0x01;  // WRITE SAME(16) only
 // Well under IOV_MAX (1024): one iovec per block, all pointing at the bounce.
 constexpr uint64_t PATTERN_CHUNK = 256;
-
-void pattern_next_chunk(command &cmd);
-
-void single_done(command &cmd, int64_t result)
-{
-	release_lock(cmd);
-	if (result < 0) {
-		cmd.finish_io_error(result, true, cmd.work().lba);
-		return;
-	}
-	cmd.finish_good();
-}
-
-void pattern_chunk_done(command &cmd, int64_t result)
-{
-	command::work_state &w = cmd.work();
-	if (result < 0) {
-		release_lock(cmd);
-		cmd.finish_io_error(result, true, w.lba + w.cursor);
-		return;
-	}
-	w.cursor += w.chunk;
-	pattern_next_chunk(cmd);
-}
-
-void pattern_next_chunk(command &cmd)
-{
-	command::work_state &w = cmd.work();
-	uint32_t bs = cmd.lu().block_size();
-	if (w.cursor == w.blocks) {
-		release_lock(cmd);
-		cmd.finish_good();
-		return;
-	}
-	w.chunk = std::min(w.blocks - w.cursor, PATTERN_CHUNK);
-	cmd.scratch_iov().assign(w.chunk, iovec{cmd.bounce().data(), bs});
-	block_io &io = cmd.io();
-	io.op = block_op::write;
-	io.fua = w.fua;
-	io.offset = (w.lba + w.cursor) * bs;
-	io.length = w.chunk * bs;
-	io.iov = cmd.scratch_iov();
-	cmd.submit(pattern_chunk_done);
-}
-
-void locked(command &cmd, int64_t)
-{
-	command::work_state &w = cmd.work();
-	if (w.mode == WS_PATTERN) {
-		w.cursor = 0;
-		pattern_next_chunk(cmd);
-		return;
-	}
-	uint32_t bs = cmd.lu().block_size();
-	block_io &io = cmd.io();
-	io.op = w.mode == WS_DISCARD ? block_op::discard : block_op::write_zeroes;
-	io.fua = w.fua;
-	io.offset = w.lba * bs;
-	io.length = w.blocks * bs;
-	io.iov = {};
-	cmd.submit(single_done);
-}
 
 // Loads the block to write into the bounce buffer; false if the command
 // was finished because the buffer is too short.
@@ -109,15 +47,15 @@ write_same_mode choose_mode(const command &cmd, bool unmap, bool zero)
 {
 	const backstore_caps &caps = cmd.lu().caps();
 	if (unmap && zero && caps.discard && caps.discard_zeroes)
-		return WS_DISCARD;
+		return write_same_mode::discard;
 	if (zero && caps.write_zeroes)
-		return WS_ZEROES;
-	return WS_PATTERN;
+		return write_same_mode::zeroes;
+	return write_same_mode::pattern;
 }
 
 } // namespace
 
-void handle_write_same(command &cmd, int64_t)
+command_task handle_write_same(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();
@@ -127,18 +65,42 @@ void handle_write_same(command &cmd, int64_t)
 	// more than MAXIMUM WRITE SAME LENGTH.
 	if (f.blocks == 0 || f.blocks > lu.config().max_write_same_blocks) {
 		finish_invalid_cdb(cmd, f.length_byte);
-		return;
+		co_return;
 	}
 	if (!check_lba_range(cmd, f.lba, f.blocks) || !load_block(cmd, ndob))
-		return;
-	std::span<const uint8_t> block(cmd.bounce().data(), lu.block_size());
+		co_return;
+	uint32_t bs = lu.block_size();
+	std::span<const uint8_t> block(cmd.bounce().data(), bs);
 	bool zero = std::all_of(block.begin(), block.end(), [](uint8_t b) { return b == 0; });
-	command::work_state &w = cmd.work();
-	w.lba = f.lba;
-	w.blocks = f.blocks;
-	w.mode = choose_mode(cmd, cdb[1] & UNMAP_BIT, zero);
-	w.fua = !lu.write_cache_enabled();
-	take_write_lock(cmd, f.lba, f.blocks, locked);
+	write_same_mode mode = choose_mode(cmd, cdb[1] & UNMAP_BIT, zero);
+	bool fua = !lu.write_cache_enabled();
+
+	co_await lock_shared(cmd, f.lba, f.blocks);
+	if (mode != write_same_mode::pattern) {
+		no_data_io(cmd, mode == write_same_mode::discard ? block_op::discard
+							      : block_op::write_zeroes,
+			   f.lba * bs, uint64_t{f.blocks} * bs);
+		cmd.io().fua = fua;
+		int64_t result = co_await submitted(cmd);
+		finish_result(cmd, result, true, f.lba);
+		co_return;
+	}
+	for (uint64_t cursor = 0; cursor < f.blocks;) {
+		uint64_t chunk = std::min(f.blocks - cursor, PATTERN_CHUNK);
+		cmd.scratch_iov().assign(chunk, iovec{cmd.bounce().data(), bs});
+		block_io &io = cmd.io();
+		io.op = block_op::write;
+		io.fua = fua;
+		io.offset = (f.lba + cursor) * bs;
+		io.length = chunk * bs;
+		io.iov = cmd.scratch_iov();
+		int64_t result = co_await submitted(cmd);
+		if (finish_if_failed(cmd, result, true, f.lba + cursor))
+			co_return;
+		cursor += chunk;
+	}
+	release_lock(cmd);
+	cmd.finish_good();
 }
 
 } // namespace tcmud::scsi
