@@ -109,12 +109,12 @@ int tcmu_device::make_logical_unit(const backstore_config &bc)
 		std::string s;
 		return cfg.unit_serial(s) == 0 ? s : std::string();
 	};
-	std::string why;
-	lu_ = scsi::logical_unit::create(std::move(lc), &why);
-	if (!lu_) {
-		log_error(prefix_, "unusable geometry: %s", why.c_str());
-		return -EINVAL;
+	auto lu = scsi::logical_unit::create(std::move(lc));
+	if (!lu) {
+		log_error(prefix_, "unusable geometry: %s", lu.error().message.c_str());
+		return lu.error().negative_errno();
 	}
+	lu_ = std::move(*lu);
 	return 0;
 }
 

@@ -58,18 +58,12 @@ int8_t highest_bit(uint8_t bits)
 
 } // namespace
 
-std::unique_ptr<logical_unit> logical_unit::create(logical_unit_config cfg,
-						   std::string *reason)
+setup_result<std::unique_ptr<logical_unit>> logical_unit::create(logical_unit_config cfg)
 {
-	if (cfg.block_size < 512 || cfg.block_size > 65536 ||
-	    !std::has_single_bit(cfg.block_size)) {
-		*reason = "block size must be a power of two from 512 to 65536";
-		return nullptr;
-	}
-	if (cfg.num_blocks == 0) {
-		*reason = "a logical unit needs at least one block";
-		return nullptr;
-	}
+	if (cfg.block_size < 512 || cfg.block_size > 65536 || !std::has_single_bit(cfg.block_size))
+		return setup_error{EINVAL, "block size must be a power of two from 512 to 65536"};
+	if (cfg.num_blocks == 0)
+		return setup_error{EINVAL, "a logical unit needs at least one block"};
 	apply_defaults(cfg);
 	return std::unique_ptr<logical_unit>(new logical_unit(std::move(cfg)));
 }

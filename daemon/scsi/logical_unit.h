@@ -16,6 +16,7 @@
 #include <string>
 
 #include "tcmud/block_backend.h"
+#include "tcmud/setup_result.h"
 
 #include "atomic_gate.h"
 #include "command.h"
@@ -67,9 +68,8 @@ struct logical_unit_config {
 
 class logical_unit {
 public:
-	// Returns nullptr and sets *reason if the configuration is unusable.
-	static std::unique_ptr<logical_unit> create(logical_unit_config cfg,
-						    std::string *reason);
+	// EINVAL and the reason if the configuration is unusable.
+	static setup_result<std::unique_ptr<logical_unit>> create(logical_unit_config cfg);
 
 	~logical_unit();
 	logical_unit(const logical_unit &) = delete;

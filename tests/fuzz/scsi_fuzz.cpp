@@ -318,9 +318,9 @@ public:
 		cfg.max_unmap_blocks = uint32_t(in.range(0, 64));
 		cfg.max_unmap_descriptors = uint32_t(in.range(0, 8));
 		cfg.unit_serial = [] { return std::string("fuzz-serial"); };
-		std::string reason;
-		lu_ = logical_unit::create(cfg, &reason);
-		FUZZ_CHECK(lu_ != nullptr, "create failed: " + reason);
+		auto created = logical_unit::create(cfg);
+		FUZZ_CHECK(created.ok(), "create failed: " + (created.ok() ? "" : created.error().message));
+		lu_ = std::move(*created);
 		// Block b holds b + 1 (memset per block: a byte loop here
 		// was most of an execution, see fuzz::fill_ramp).
 		store_.medium.resize(cfg.num_blocks * cfg.block_size);

@@ -42,10 +42,10 @@ scratch_unit::scratch_unit(uint32_t block, uint64_t blocks, const std::string &s
 	lc.block_size = block;
 	lc.num_blocks = blocks;
 	lc.caps = store->caps();
-	std::string why;
-	lu = scsi::logical_unit::create(std::move(lc), &why);
-	INFO(why);
-	REQUIRE(lu);
+	auto created = scsi::logical_unit::create(std::move(lc));
+	INFO((created.ok() ? std::string() : created.error().message));
+	REQUIRE(created.ok());
+	lu = std::move(*created);
 }
 
 scratch_unit::~scratch_unit()

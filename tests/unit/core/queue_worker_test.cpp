@@ -197,9 +197,9 @@ struct held_harness {
 		scsi::logical_unit_config lc;
 		lc.block_size = block;
 		lc.num_blocks = blocks;
-		std::string why;
-		lu = scsi::logical_unit::create(std::move(lc), &why);
-		REQUIRE(lu);
+		auto created = scsi::logical_unit::create(std::move(lc));
+		REQUIRE(created.ok());
+		lu = std::move(*created);
 		queue_params qp;
 		qp.map = model.mapping();
 		qp.uio = uio_channel(sv[0]);

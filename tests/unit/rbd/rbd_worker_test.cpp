@@ -71,9 +71,9 @@ struct rbd_device {
 		lc.block_size = block;
 		lc.num_blocks = blocks;
 		lc.caps = store->caps();
-		std::string why;
-		lu = scsi::logical_unit::create(std::move(lc), &why);
-		REQUIRE(lu);
+		auto created = scsi::logical_unit::create(std::move(lc));
+		REQUIRE(created.ok());
+		lu = std::move(*created);
 		rig = std::make_unique<single_queue_rig>(block, 16, "rbd/test:", "ram", 32,
 							 [this](queue_params &qp) {
 								 qp.store = store.get();

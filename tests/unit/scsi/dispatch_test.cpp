@@ -166,16 +166,16 @@ TEST_CASE("create() refuses a block size that is not a power of two", "[dispatch
 	logical_unit_config cfg;
 	cfg.block_size = 1000;
 	cfg.num_blocks = 8;
-	std::string reason;
-	CHECK_FALSE(logical_unit::create(cfg, &reason));
-	CHECK_FALSE(reason.empty());
+	auto lu = logical_unit::create(cfg);
+	REQUIRE_FALSE(lu.ok());
+	CHECK(lu.error().error == EINVAL);
+	CHECK_FALSE(lu.error().message.empty());
 }
 
 TEST_CASE("create() refuses a unit without blocks", "[dispatch]")
 {
 	logical_unit_config cfg;
-	std::string reason;
-	CHECK_FALSE(logical_unit::create(cfg, &reason));
+	CHECK_FALSE(logical_unit::create(cfg).ok());
 }
 
 TEST_CASE("errors use descriptor sense once D_SENSE is on", "[dispatch]")

@@ -112,9 +112,9 @@ struct rig {
 		cfg.caps.discard = cfg.caps.discard_zeroes = cfg.caps.write_zeroes = true;
 		cfg.caps.compare_and_write = offload_compare_and_write;
 		cfg.max_compare_and_write_blocks = 4;
-		std::string reason;
-		lu = logical_unit::create(cfg, &reason);
-		REQUIRE(lu);
+		auto created = logical_unit::create(cfg);
+		REQUIRE(created.ok());
+		lu = std::move(*created);
 	}
 
 	// Runs the command to its end; returns the allocations it made.

@@ -92,10 +92,10 @@ lu_fixture::lu_fixture(std::function<void(logical_unit_config &)> tweak)
 	if (tweak)
 		tweak(cfg);
 	// docs:begin scsi-create
-	std::string reason;
-	lu = logical_unit::create(cfg, &reason); // one per device, shared by all queues
+	auto created = logical_unit::create(cfg); // one per device, shared by all queues
+	REQUIRE(created.ok());                    // else created.error().message says why
+	lu = std::move(*created);
 	// docs:end scsi-create
-	REQUIRE(lu);
 }
 
 scsi_result lu_fixture::run(const std::vector<uint8_t> &cdb, const std::vector<uint8_t> &data_out,
