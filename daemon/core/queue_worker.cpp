@@ -33,22 +33,6 @@ int sense_key(std::span<const uint8_t> sense)
 	return -1;
 }
 
-// TCMU_TMR_* of <linux/target_core_user.h>.
-const char *tmr_name(uint8_t type)
-{
-	switch (type) {
-	case 1: return "ABORT_TASK";
-	case 2: return "ABORT_TASK_SET";
-	case 3: return "CLEAR_ACA";
-	case 4: return "CLEAR_TASK_SET";
-	case 5: return "LUN_RESET";
-	case 6: return "TARGET_WARM_RESET";
-	case 7: return "TARGET_COLD_RESET";
-	case 128: return "LUN_RESET_PRO";
-	}
-	return "UNKNOWN";
-}
-
 } // namespace
 
 // A command slot: the SCSI layer's reusable command object plus the ring's
@@ -459,9 +443,10 @@ void queue_worker::task_management(const ring_tmr &tmr)
 		}
 	}
 	stats_.task_management(found);
-	log_info(params_.log_prefix, "queue %u: task management %s: %zu of %zu listed commands "
+	std::string_view name = tmr_name(tmr.tmr_type);
+	log_info(params_.log_prefix, "queue %u: task management %.*s: %zu of %zu listed commands "
 		 "in flight here; they are answered when their I/O ends", params_.queue_index,
-		 tmr_name(tmr.tmr_type), found, tmr.cmd_ids.size());
+		 static_cast<int>(name.size()), name.data(), found, tmr.cmd_ids.size());
 }
 
 void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "ring/ring_events.h"
 
+#include "ring/tcmu_abi.h"
+
 namespace tcmud {
 
 std::string_view to_string(malformed_reason r)
@@ -22,6 +24,21 @@ std::string_view to_string(malformed_reason r)
 	case malformed_reason::duplicate_cmd_id: return "cmd_id already in flight";
 	}
 	return "unknown";
+}
+
+std::string_view tmr_name(uint8_t tmr_type)
+{
+	switch (tmr_type) {
+	case TCMUD_TMR_ABORT_TASK: return "ABORT_TASK";
+	case TCMUD_TMR_ABORT_TASK_SET: return "ABORT_TASK_SET";
+	case TCMUD_TMR_CLEAR_ACA: return "CLEAR_ACA";
+	case TCMUD_TMR_CLEAR_TASK_SET: return "CLEAR_TASK_SET";
+	case TCMUD_TMR_LUN_RESET: return "LUN_RESET";
+	case TCMUD_TMR_TARGET_WARM_RESET: return "TARGET_WARM_RESET";
+	case TCMUD_TMR_TARGET_COLD_RESET: return "TARGET_COLD_RESET";
+	case TCMUD_TMR_LUN_RESET_PRO: return "LUN_RESET_PRO";
+	}
+	return "UNKNOWN";
 }
 
 } // namespace tcmud

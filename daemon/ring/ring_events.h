@@ -74,5 +74,8 @@ struct ring_malformed {
 using ring_event = std::variant<ring_command, ring_tmr, ring_malformed>;
 
 std::string_view to_string(malformed_reason r);
+// The TMR's name as the kernel's TCMU_TMR_* has it ("LUN_RESET"), or
+// "UNKNOWN".
+std::string_view tmr_name(uint8_t tmr_type);
 
 } // namespace tcmud

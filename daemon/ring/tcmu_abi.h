@@ -71,3 +71,13 @@
 #define TCMUD_TMR_CMD_CNT_OFF      12   /* __u32 */
 #define TCMUD_TMR_CMD_IDS_OFF      32   /* __u16[] */
 #define TCMUD_TMR_ENTRY_SIZE       32   /* sizeof(struct tcmu_tmr_entry) */
+
+/* enum tcmu_tmr_type */
+#define TCMUD_TMR_ABORT_TASK         1
+#define TCMUD_TMR_ABORT_TASK_SET     2
+#define TCMUD_TMR_CLEAR_ACA          3
+#define TCMUD_TMR_CLEAR_TASK_SET     4
+#define TCMUD_TMR_LUN_RESET          5
+#define TCMUD_TMR_TARGET_WARM_RESET  6
+#define TCMUD_TMR_TARGET_COLD_RESET  7
+#define TCMUD_TMR_LUN_RESET_PRO    128
