@@ -80,9 +80,10 @@ rbd_queue::rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image,
 	store_.add_probe(probe_.get());
 }
 
+// The probe goes last: a reopen in progress waits (holding the probe list)
+// for this queue's requests, which only this thread can reap.
 rbd_queue::~rbd_queue()
 {
-	store_.remove_probe(probe_.get());
 	if (in_flight_ > 0) {
 		log_error(store_.log_prefix(), "rbd queue closed with %zu requests in flight; "
 			  "waiting for librbd to finish them", in_flight_);
@@ -96,9 +97,13 @@ rbd_queue::~rbd_queue()
 			for (auto &req : pool_)
 				(void)req.release();
 			(void)box_.release();
+			// Stays listed: a reopen must not close the session
+			// under those requests.
+			(void)probe_.release();
 			return;
 		}
 	}
+	store_.remove_probe(probe_.get());
 	if (owns_image_)
 		rbd_close(image_);
 }
