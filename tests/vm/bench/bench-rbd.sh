@@ -89,7 +89,7 @@ bench_rbd_stock() {
 	bench_run tcmu-runner-rbd "$dev" "$runner"
 	bench_stop_daemon "$runner"
 	cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner-rbd.log"
-	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd; then
+	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep librbd >/dev/null; then
 		log "tcmud built without librbd: no tcmud rbd rows"
 		return 0
 	fi
@@ -107,7 +107,7 @@ bench_rbd_stock() {
 bench_rbd_patched() {
 	local nq bs dev
 	bench_rbd_enabled || return 0
-	ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd || return 0
+	ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep librbd >/dev/null || return 0
 	for nq in $BENCH_QUEUES; do
 		bs=$(bench_rbd_device "bench-rbd-q$nq" "nr_queues=$nq")
 		wait_uio_open "$TCMUD_PID" 60
