@@ -28,31 +28,103 @@ def describe(label):
     return ("tcmud", "patched", int(label[len("tcmud-"):-1]))
 
 
+def rbd_ceilings(doc):
+    """rbd-bench.tsv -> {where: {workload: (ops_per_sec, cpu_us_per_op)}}; the
+    old three-column form (workload threads ops) was the host's."""
+    out = {}
+    for row in doc["rbd_bench"]:
+        if len(row) == 3:
+            row = ["host"] + row + ["-"]
+        where, w, _, ops, cpu = row[:5]
+        out.setdefault(where, {})[w] = (float(ops), None if cpu == "-" else float(cpu))
+    return out
+
+
+def rbd_labels(doc):
+    """tcmu-runner rbd first, then tcmud rbd (stock, then 1, 2, 4 queues)."""
+    labels = list(dict.fromkeys(r["label"] for r in doc["results"] if r["target"].endswith(" rbd")))
+    return sorted(labels, key=lambda l: (not l.startswith("tcmu-runner"), l != "tcmud-rbd", l))
+
+
 def rbd_summary(doc, workloads):
-    """The rbd rows against the goals of issue 10: tcmud rbd / tcmu-runner rbd,
-    and / `rbd bench` on the host, at 2 fio jobs."""
-    ceiling = {w: float(ops) for w, _, ops in doc["rbd_bench"]}
-    if not ceiling:
+    """The rbd rows against the goals of issue 10, at 2 fio jobs: tcmud rbd
+    / tcmu-runner rbd (goal >= 1.5x at 4k randread, 4k randwrite, 128k
+    randread) and / `rbd bench` in the guest (goal >= 70 % at 4k): the
+    in-guest run pays the same emulation cost for librbd as the daemons do;
+    the host's runs natively and is shown only for scale."""
+    ceil = rbd_ceilings(doc)
+    if not ceil:
         return []
+    host, guest = ceil.get("host", {}), ceil.get("guest", {})
     by = {(r["label"], r["workload"], r["jobs"]): r for r in doc["results"]}
-    tcmud = sorted({r["label"] for r in doc["results"] if r["target"] == "tcmud rbd"})
+    tcmud = [l for l in rbd_labels(doc) if l.startswith("tcmud")]
+    threads = doc["rbd_bench"][0][-3]
     out = ["", "## rbd: against tcmu-runner and librbd's ceiling (2 fio jobs)", "",
-           f"`rbd bench` on the host: rand, {doc['rbd_bench'][0][1]} threads, rbd_cache=false "
-           "(the depth of 2 fio jobs x iodepth).", "",
-           "| workload | rbd bench ops/s | tcmu-runner rbd | " +
-           " | ".join(f"{l} (x runner, % of rbd bench)" for l in tcmud) + " |",
-           "|" + "---|" * (3 + len(tcmud))]
+           f"`rbd bench`: rand, {threads} io-threads (2 fio jobs x iodepth), the fio workload's io "
+           "size, rbd_cache=false; **guest** = in this boot's guest (librbd emulated, as the daemons' "
+           "is: the ceiling the goals are judged against), host = natively on the host (for scale "
+           "only). Cells: IOPS (x tcmu-runner rbd, % of the in-guest rbd bench). Goals: >= x1.50 at "
+           "all three, >= 70 % at 4k.", "",
+           "| workload | rbd bench host | rbd bench guest | tcmu-runner rbd | " + " | ".join(tcmud) + " |",
+           "|" + "---|" * (4 + len(tcmud))]
     for w in workloads:
         runner = by.get(("tcmu-runner-rbd", w, 2), {}).get("iops")
+        g = guest.get(w, (None, None))[0]
         cells = []
         for l in tcmud:
             iops = by.get((l, w, 2), {}).get("iops")
             ratio = f"x{iops / runner:.2f}" if iops and runner else "–"
-            pct = f"{100 * iops / ceiling[w]:.0f} %" if iops and ceiling.get(w) else "–"
+            pct = f"{100 * iops / g:.0f} %" if iops and g else "–"
             cells.append(f"{fmt(iops)} ({ratio}, {pct})")
-        out.append("| " + " | ".join([w, fmt(round(ceiling[w])) if w in ceiling else "–", fmt(runner)] + cells)
-                   + " |")
+        h = host.get(w, (None, None))[0]
+        out.append("| " + " | ".join([w, fmt(round(h)) if h else "–", fmt(round(g)) if g else "–",
+                                      fmt(runner)] + cells) + " |")
+    if guest:
+        out += ["", "CPU-µs per I/O in the guest: `rbd bench` (the whole process: librbd and its "
+                "threads) against each daemon (per SCSI command, 2 jobs):", "",
+                "| workload | rbd bench guest | tcmu-runner rbd | " + " | ".join(tcmud) + " |",
+                "|" + "---|" * (3 + len(tcmud))]
+        for w in workloads:
+            cells = [fmt(by.get((l, w, 2), {}).get("cpu_us_per_cmd")) for l in ["tcmu-runner-rbd"] + tcmud]
+            out.append("| " + " | ".join([w, fmt(guest.get(w, (None, None))[1])] + cells) + " |")
     return out
+
+
+def plot_rbd(doc, workloads, png):
+    """The rbd rows at 2 fio jobs, one panel per workload: IOPS bars for each
+    daemon beside the in-guest and host `rbd bench` ceilings."""
+    ceil = rbd_ceilings(doc)
+    labels = rbd_labels(doc)
+    if not labels:
+        return None
+    by = {(r["label"], r["workload"], r["jobs"]): r for r in doc["results"]}
+    bars = [("rbd bench (guest)", lambda w: ceil.get("guest", {}).get(w, (None,))[0])]
+    bars += [(l, lambda w, l=l: by.get((l, w, 2), {}).get("iops")) for l in labels]
+    bars += [("rbd bench (host)", lambda w: ceil.get("host", {}).get(w, (None,))[0])]
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = os.path.join(tmp, "rbd.dat")
+        with open(dat, "w") as f:
+            for w in workloads:
+                f.write(f"# {w}\n")
+                for name, get in bars:
+                    v = get(w)
+                    f.write(f'"{name}" {"?" if v is None else v}\n')
+                f.write("\n\n")
+        gp = [f'set terminal pngcairo size {520 * len(workloads)},520 font "sans,10"',
+              f'set output "{png}"', 'set datafile missing "?"',
+              f"set multiplot layout 1,{len(workloads)} title \"rbd rows, 2 fio jobs x iodepth "
+              f"{doc['meta'].get('iodepth')}: {doc['title']}\"",
+              "set style fill solid 0.8 border -1", "set boxwidth 0.7", "set grid ytics",
+              "set yrange [0:*]", "set xtics rotate by -35 font ',8'", "set ylabel 'IOPS'",
+              "unset key", "set logscale y", "set yrange [10:*]"]
+        for i, w in enumerate(workloads):
+            gp += [f"set title '{w} (log scale)'",
+                   f"plot '{dat}' index {i} using 0:2:(($0 == 0 || $0 == {len(bars) - 1}) ? 3 : ($0 == 1 ? 4 : 1))"
+                   ":xtic(1) with boxes lc variable, "
+                   f"'' index {i} using 0:2:(sprintf('%.0f', $2)) with labels offset 0,0.7 font ',8'"]
+        gp.append("unset multiplot")
+        subprocess.run(["gnuplot"], input="\n".join(gp), text=True, check=True)
+    return png
 
 
 def fio_result(path):
@@ -104,7 +176,8 @@ def markdown(doc, labels, workloads, jobs_set):
            doc["setup"] + ".", "", "Commands: " + doc["commands_note"] + ".", "",
            f"Host load (2-core machine shared with other VM jobs): start `{doc['host_load_start']}`; "
            f"end `{doc['host_load_end']}`; the boot took {doc['wall_s']} s wall.", "",
-           f"Plot: `{os.path.basename(doc['png'])}`.", "",
+           f"Plot: `{os.path.basename(doc['png'])}`" +
+           (f"; rbd rows: `{os.path.basename(doc['png_rbd'])}`" if doc.get("png_rbd") else "") + ".", "",
            "## IOPS", ""]
     head = ["workload", "jobs"] + labels
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -210,14 +283,17 @@ def main():
                              "switches of all the daemon's threads; CPU = utime + stime of the daemon",
                results=rows, callgrind=callgrind, queues=queues,
                rbd_bench=read_tsv(os.path.join(args.bench, "rbd-bench.tsv")))
-    plot(doc, labels, workloads, jobs_set, doc["png"])
+    file_labels = [l for l in labels if not describe(l)[0].endswith(" rbd")]
+    plot(doc, file_labels, workloads, jobs_set, doc["png"])
+    doc["png_rbd"] = plot_rbd(doc, workloads, args.stem + "-rbd.png")
     with open(args.stem + ".json", "w") as f:
         json.dump(doc, f, indent=1)
     md = markdown(doc, labels, workloads, jobs_set)
     with open(args.stem + ".md", "w") as f:
         f.write(md)
     print(md)
-    print(f"JSON: {args.stem}.json\nMarkdown: {args.stem}.md\nPlot: {doc['png']}")
+    print(f"JSON: {args.stem}.json\nMarkdown: {args.stem}.md\nPlot: {doc['png']}" +
+          (f"\nPlot (rbd): {doc['png_rbd']}" if doc.get("png_rbd") else ""))
 
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ void command::finish_check_condition(const sense_builder &sense)
 
 // EIO is a medium error (SBC-4 reports the first LBA in INFORMATION; the
 // backstore cannot say which block failed, so the request's first LBA is
-// the best we know). ETIMEDOUT and ESHUTDOWN come from networked
+// the best we know). ETIMEDOUT, ENOTCONN and ESHUTDOWN come from networked
 // backstores (see below). ENOSPC on a thin backing file is SBC-4's "space
 // allocation failed write protect". Transient shortages ask the initiator to
 // retry (BUSY); anything else is our fault: internal target failure.
@@ -117,6 +117,14 @@ void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
 		// retried by initiators a bounded number of times, never forever.
 		finish_check_condition(
 			sense_builder(ABORTED_COMMAND, ASC_LOGICAL_UNIT_COMMUNICATION_TIMEOUT));
+		return;
+	case ENOTCONN:
+		// A networked backstore is reconnecting by itself (rbd: a fresh
+		// Ceph client after this one was blocklisted). SPC's "in process
+		// of becoming ready": Linux retries it after a delay, within the
+		// command's time budget, so the initiator waits rather than
+		// fails, and nothing was done.
+		finish_check_condition(sense_builder(NOT_READY, ASC_LOGICAL_UNIT_BECOMING_READY));
 		return;
 	case ESHUTDOWN:
 		// The backstore was fenced off its medium (a Ceph client that was

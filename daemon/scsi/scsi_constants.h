@@ -88,6 +88,7 @@ struct asc_ascq {
 };
 
 inline constexpr asc_ascq ASC_NO_ADDITIONAL_SENSE{0x00, 0x00};
+inline constexpr asc_ascq ASC_LOGICAL_UNIT_BECOMING_READY{0x04, 0x01};
 inline constexpr asc_ascq ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION{0x04, 0x03};
 inline constexpr asc_ascq ASC_LOGICAL_UNIT_COMMUNICATION_TIMEOUT{0x08, 0x01};
 inline constexpr asc_ascq ASC_WRITE_ERROR{0x0c, 0x00};

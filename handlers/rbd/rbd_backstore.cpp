@@ -92,9 +92,29 @@ std::unique_ptr<rbd_backstore> rbd_backstore::open_with(const backstore_config &
 rbd_backstore::rbd_backstore(std::unique_ptr<rbd_session> session, const rbd_config &rcfg,
 			     const backstore_config &cfg, const rbd_open_options &options,
 			     uint64_t size, backstore_caps caps)
-	: session_(std::move(session)), target_(rcfg.pool + "/" + rcfg.image),
+	: session_(std::move(session)), rcfg_(rcfg), target_(rcfg.pool + "/" + rcfg.image),
 	  log_prefix_(cfg.log_prefix), options_(options), size_(size), caps_(caps)
 {
+	live_.store(session_.get(), std::memory_order_release);
+	cache_enabled_ = session_->cache_enabled();
+}
+
+uint64_t rbd_backstore::instance_id() const
+{
+	std::lock_guard lock(session_mutex_);
+	return session_ ? session_->instance_id() : 0;
+}
+
+void rbd_backstore::add_probe(rbd_queue_probe *probe)
+{
+	std::lock_guard lock(probes_mutex_);
+	probes_.push_back(probe);
+}
+
+void rbd_backstore::remove_probe(rbd_queue_probe *probe)
+{
+	std::lock_guard lock(probes_mutex_);
+	std::erase(probes_, probe);
 }
 
 rbd_backstore::~rbd_backstore()
@@ -129,40 +149,56 @@ std::string rbd_backstore::lock_owners() const
 // not wait that long.
 void rbd_backstore::start_lock(bool exclusive_lock_feature)
 {
-	if (!exclusive_lock_feature) {
-		log_warn(log_prefix_, "image %s has no exclusive-lock feature: nothing stops "
-			 "another gateway from writing it at the same time (rbd feature "
-			 "enable %s exclusive-lock)", target_.c_str(), target_.c_str());
-		return;
-	}
 	if (options_.handle_per_queue) {
 		log_warn(log_prefix_, "one image handle per queue: the exclusive lock is not taken");
 		return;
 	}
-	std::string holder = lock_owners();
-	int r = holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
-				   : -EBUSY;
-	if (r == 0) {
-		state_.store(rbd_lock_state::owner, std::memory_order_release);
-	} else {
-		busy_until_ = std::chrono::steady_clock::now() + options_.standby_grace;
-		state_.store(r == -ESHUTDOWN ? rbd_lock_state::fenced : rbd_lock_state::standby,
-			     std::memory_order_release);
+	exclusive_lock_ = exclusive_lock_feature;
+	if (!exclusive_lock_feature) {
+		log_warn(log_prefix_, "image %s has no exclusive-lock feature: nothing stops "
+			 "another gateway from writing it at the same time (rbd feature "
+			 "enable %s exclusive-lock)", target_.c_str(), target_.c_str());
+		// The keeper still reopens after a blocklist.
+		keeper_ = std::thread([this] { lock_keeper(); });
+		return;
+	}
+	std::string holder;
+	int r = 0;
+	rbd_lock_state st = take_lock(options_.standby_grace, &holder, &r);
+	state_.store(st, std::memory_order_seq_cst);
+	if (st != rbd_lock_state::owner)
 		log_warn(log_prefix_, "exclusive lock on %s not acquired (%s; held by %s): writes "
 			 "are BUSY for %lld s, then DATA PROTECT, until it is ours; retrying "
-			 "every %lld ms", target_.c_str(), strerror(-r),
-			 (r == -EBUSY ? holder : lock_owners()).c_str(),
+			 "every %lld ms", target_.c_str(), strerror(-r), holder.c_str(),
 			 (long long)std::chrono::duration_cast<std::chrono::seconds>(
 				 options_.standby_grace).count(),
 			 (long long)options_.lock_poll.count());
-	}
 	keeper_ = std::thread([this] { lock_keeper(); });
+}
+
+// The lock as at open: acquired if nobody holds it, else standby with
+// writes BUSY for `grace`. Returns the state to enter; *holder and *r say
+// who held it and why it was not ours.
+rbd_lock_state rbd_backstore::take_lock(std::chrono::milliseconds grace, std::string *holder,
+					int *r)
+{
+	*holder = lock_owners();
+	*r = *holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
+				 : -EBUSY;
+	if (*r == 0)
+		return rbd_lock_state::owner;
+	if (*r != -EBUSY)
+		*holder = lock_owners();
+	busy_until_ = std::chrono::steady_clock::now() + grace;
+	return *r == -ESHUTDOWN ? rbd_lock_state::fenced : rbd_lock_state::standby;
 }
 
 void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why)
 {
 	rbd_lock_state expected = from;
-	if (!state_.compare_exchange_strong(expected, to, std::memory_order_acq_rel))
+	// seq_cst: the fence must be visible before reopen() looks at the
+	// queues' windows (see rbd_backstore.h).
+	if (!state_.compare_exchange_strong(expected, to, std::memory_order_seq_cst))
 		return;  // someone else saw it first and logged
 	if (to == rbd_lock_state::owner) {
 		log_info(log_prefix_, "exclusive lock on %s acquired: writes go through", target_.c_str());
@@ -172,36 +208,137 @@ void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std:
 			  "take the lock back", target_.c_str(), why.c_str());
 	} else if (to == rbd_lock_state::fenced) {
 		log_error(log_prefix_, "FENCED off %s: the cluster blocklisted this client (%s), "
-			  "most likely because another gateway broke its lock; every command now "
-			  "fails with NOT READY, MANUAL INTERVENTION REQUIRED until the device is "
-			  "reopened", target_.c_str(), why.c_str());
+			  "most likely because another gateway broke its lock; commands fail with "
+			  "NOT READY, BECOMING READY (retryable) while the image is reopened with a "
+			  "new client", target_.c_str(), why.c_str());
 	}
 }
 
 void rbd_backstore::lock_keeper()
 {
-	std::unique_lock lock(keeper_mutex_);
-	while (!stop_) {
-		keeper_cv_.wait_for(lock, options_.lock_poll, [this] { return stop_; });
-		if (stop_)
-			break;
-		lock.unlock();
+	while (keeper_sleep(options_.lock_poll)) {
 		rbd_lock_state st = lock_state();
-		if (st == rbd_lock_state::standby) {
+		if (st == rbd_lock_state::fenced) {
+			reopen();
+		} else if (st == rbd_lock_state::standby) {
 			int r = rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE);
 			if (r == 0)
 				set_state(st, rbd_lock_state::owner, "");
 			else if (r == -ESHUTDOWN)
 				set_state(st, rbd_lock_state::fenced, "lock acquire: blocklisted");
-		} else if (st == rbd_lock_state::owner) {
+		} else if (st == rbd_lock_state::owner || st == rbd_lock_state::lost) {
 			int owner = 0;
 			int r = rbd_is_exclusive_lock_owner(session_->image(), &owner);
 			if (r == -ESHUTDOWN)
 				set_state(st, rbd_lock_state::fenced, "lock check: blocklisted");
-			else if (r == 0 && !owner)
+			else if (r == 0 && !owner && blocklisted())
+				// A broken lock (rbd lock rm, another gateway's
+				// failover) blocklists its owner: reopen rather
+				// than stay write-protected for good.
+				set_state(st, rbd_lock_state::fenced, "lock broken, client blocklisted");
+			else if (r == 0 && !owner && st == rbd_lock_state::owner)
 				set_state(st, rbd_lock_state::lost, "now held by " + lock_owners());
 		}
-		lock.lock();
+	}
+}
+
+// Keeper thread: false once the backstore is closing.
+bool rbd_backstore::keeper_sleep(std::chrono::milliseconds d)
+{
+	std::unique_lock lock(keeper_mutex_);
+	keeper_cv_.wait_for(lock, d, [this] { return stop_; });
+	return !stop_;
+}
+
+// Whether the cluster refuses this client: one 512-byte read, which a
+// blocklisted client's OSD answers with EBLOCKLISTED (ESHUTDOWN).
+bool rbd_backstore::blocklisted()
+{
+	char block[512];
+	return rbd_read(session_->image(), 0, sizeof(block), block) == -ESHUTDOWN;
+}
+
+// Keeper thread, fenced: until no queue can touch the old session. False
+// if the backstore closes meanwhile.
+bool rbd_backstore::wait_quiet()
+{
+	auto start = std::chrono::steady_clock::now();
+	bool warned = false;
+	std::lock_guard lock(probes_mutex_);
+	for (rbd_queue_probe *p : probes_) {
+		while (p->in_submit.load(std::memory_order_seq_cst) ||
+		       p->in_flight.load(std::memory_order_acquire) != 0) {
+			if (!keeper_sleep(std::chrono::milliseconds(10)))
+				return false;
+			if (!warned && std::chrono::steady_clock::now() - start > std::chrono::seconds(
+					       rcfg_.osd_op_timeout ? rcfg_.osd_op_timeout
+								    : rbd_default_osd_op_timeout)) {
+				log_warn(log_prefix_, "reopen of %s waits for requests the "
+					 "blocklisted client still has in librbd", target_.c_str());
+				warned = true;
+			}
+		}
+	}
+	return true;
+}
+
+// Keeper thread, fenced: a fresh client and image handle, with bounded
+// backoff between attempts; then the lock as at open, without the grace.
+void rbd_backstore::reopen()
+{
+	auto fenced_at = std::chrono::steady_clock::now();
+	uint64_t old_id = session_ ? session_->instance_id() : 0;
+	if (!wait_quiet())
+		return;
+	{
+		// Nothing uses it now: the queues see fenced and their
+		// requests on it are released.
+		std::lock_guard lock(session_mutex_);
+		session_.reset();
+	}
+	auto delay = options_.reopen_backoff;
+	for (unsigned attempt = 1;; attempt++) {
+		if (!keeper_sleep(delay))
+			return;
+		int error = 0;
+		std::string why;
+		auto fresh = rbd_session::open(rcfg_, &error, &why);
+		uint64_t size = 0;
+		if (fresh && (error = rbd_get_size(fresh->image(), &size)) < 0)
+			why = std::string("cannot read its size: ") + strerror(-error);
+		if (!fresh || error < 0) {
+			delay = std::min(2 * delay, options_.reopen_backoff_max);
+			log_warn(log_prefix_, "reopen of %s, attempt %u, failed: %s; next in %lld ms",
+				 target_.c_str(), attempt, why.c_str(), (long long)delay.count());
+			continue;
+		}
+		if (size != size_bytes())
+			log_warn(log_prefix_, "%s is now %" PRIu64 " bytes, the device %" PRIu64
+				 "; I/O stays within the device", target_.c_str(), size,
+				 size_bytes());
+		{
+			std::lock_guard lock(session_mutex_);
+			session_ = std::move(fresh);
+			live_.store(session_.get(), std::memory_order_release);
+		}
+		std::string holder;
+		int r = 0;
+		// Someone alive broke our lock: if they still hold it, DATA
+		// PROTECT at once, no BUSY grace.
+		rbd_lock_state st = exclusive_lock_ ? take_lock(std::chrono::milliseconds(0),
+								 &holder, &r)
+						    : rbd_lock_state::unshared;
+		reopens_.fetch_add(1, std::memory_order_acq_rel);
+		auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				  std::chrono::steady_clock::now() - fenced_at).count();
+		log_info(log_prefix_, "reopened %s as client.%" PRIu64 " (was client.%" PRIu64
+			 ") after %u attempt(s), %lld ms fenced; exclusive lock: %s%s%s",
+			 target_.c_str(), session_->instance_id(), old_id, attempt, (long long)ms,
+			 to_string(st), st == rbd_lock_state::owner ? "" : ", held by ",
+			 st == rbd_lock_state::owner ? "" : holder.c_str());
+		// Published last: the queues submit again from here on.
+		state_.store(st, std::memory_order_seq_cst);
+		return;
 	}
 }
 
@@ -216,22 +353,38 @@ int rbd_backstore::write_gate() const
 	case rbd_lock_state::lost:
 		return -EROFS;
 	case rbd_lock_state::fenced:
-		return -ESHUTDOWN;
+		return -ENOTCONN;
 	}
 	return -EIO;
 }
 
-void rbd_backstore::note_result(int64_t result, bool writing)
+rbd_image_t rbd_backstore::io_image() const
+{
+	if (state_.load(std::memory_order_seq_cst) == rbd_lock_state::fenced)
+		return nullptr;
+	return live_.load(std::memory_order_acquire)->image();
+}
+
+int64_t rbd_backstore::note_result(int64_t result, bool writing)
 {
 	rbd_lock_state st = lock_state();
-	if (result == -ESHUTDOWN && st != rbd_lock_state::fenced)
-		set_state(st, rbd_lock_state::fenced, "a request failed with EBLOCKLISTED");
-	else if (result == -EROFS && writing && st == rbd_lock_state::owner)
+	if (result == -ESHUTDOWN) {
+		if (st != rbd_lock_state::fenced)
+			set_state(st, rbd_lock_state::fenced, "a request failed with EBLOCKLISTED");
+		return -ENOTCONN;
+	}
+	if (result == -EROFS && writing && st == rbd_lock_state::owner)
 		set_state(st, rbd_lock_state::lost, "a write failed with EROFS");
+	return result;
 }
 
 int rbd_backstore::resize(uint64_t new_size, std::string *reason)
 {
+	std::lock_guard lock(session_mutex_);
+	if (!session_) {
+		*reason = target_ + " is being reopened after a blocklist; retry the resize";
+		return -ENOTCONN;
+	}
 	uint64_t have = 0;
 	if (int r = rbd_get_size(session_->image(), &have); r < 0) {
 		*reason = target_ + ": cannot read its size: " + strerror(-r);
@@ -261,7 +414,9 @@ int rbd_backstore::resize(uint64_t new_size, std::string *reason)
 
 std::unique_ptr<backend_queue> rbd_backstore::open_queue(io_engine &engine)
 {
-	rbd_image_t image = session_->image();
+	// Shared handle: the queue asks io_image() per request (it changes
+	// when the image is reopened).
+	rbd_image_t image = nullptr;
 	if (options_.handle_per_queue) {
 		if (int r = session_->open_image(&image); r < 0) {
 			log_error(log_prefix_, "cannot open a queue's own image handle: %s",

@@ -26,11 +26,22 @@
 //            PROTECTED (-EROFS), reads still work; never taken back by
 //            itself, which would make two gateways take turns;
 //   fenced   the cluster blocklisted this client (another gateway broke
-//            the lock): everything fails with NOT READY, MANUAL
-//            INTERVENTION REQUIRED (-ESHUTDOWN) until the device is
-//            reopened.
+//            the lock): every command fails with NOT READY, LOGICAL
+//            UNIT IN PROCESS OF BECOMING READY (-ENOTCONN), which
+//            initiators retry, while the per-device thread reopens the
+//            image with a fresh client (new instance id), retrying with
+//            bounded backoff; then standby or owner, as at open, except
+//            that a lock held by someone else is DATA PROTECT at once (a
+//            live client took it: no grace).
 // Each change is logged once. A per-device thread retries and watches the
 // lock once a second; nothing on the data path waits for it.
+//
+// The reopen swaps the session under running queues without a lock on
+// the data path: a queue submits only inside a window it marks in its
+// rbd_queue_probe (a seq_cst store, then the state load), and only while
+// the state is not fenced. The reopening thread sets fenced first, then
+// waits until each queue is outside its window and has nothing in
+// librbd; from then on no queue touches the old session, which it closes.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +49,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rbd/rbd_config.h"
 #include "rbd/rbd_session.h"
@@ -63,6 +75,16 @@ struct rbd_open_options {
 	std::chrono::milliseconds standby_grace{45'000};
 	// How often the lock is retried (standby) or checked (owner).
 	std::chrono::milliseconds lock_poll{1'000};
+	// After a blocklist: the first reopen attempt after reopen_backoff,
+	// each failed one doubles the wait, up to reopen_backoff_max.
+	std::chrono::milliseconds reopen_backoff{1'000};
+	std::chrono::milliseconds reopen_backoff_max{30'000};
+};
+
+// What the reopening thread needs to see of each queue (rbd_queue.h).
+struct rbd_queue_probe {
+	std::atomic<bool> in_submit{false};  // between the state check and librbd's return
+	std::atomic<size_t> in_flight{0};    // requests given to librbd, not yet released
 };
 
 class rbd_backstore final : public backstore {
@@ -83,23 +105,45 @@ public:
 	// --- for rbd_queue, on any queue thread ---
 	// 0 if a write may go to librbd now, else the -errno it fails with.
 	int write_gate() const;
-	// A request ended with `result`: notices a lost lock or a fence.
-	void note_result(int64_t result, bool writing);
-	bool cache_enabled() const { return session_->cache_enabled(); }
+	// The handle to submit on, or nullptr while fenced (-ENOTCONN). Only
+	// inside the queue's probe window (in_submit set, seq_cst).
+	rbd_image_t io_image() const;
+	// A request ended with `result`: notices a lost lock or a fence, and
+	// returns the result to report (a blocklisted client's -ESHUTDOWN is
+	// -ENOTCONN: the device is reconnecting).
+	int64_t note_result(int64_t result, bool writing);
+	bool cache_enabled() const { return cache_enabled_; }
+	void add_probe(rbd_queue_probe *probe);
+	void remove_probe(rbd_queue_probe *probe);
 	const std::string &log_prefix() const { return log_prefix_; }
 
 	rbd_lock_state lock_state() const { return state_.load(std::memory_order_acquire); }
+	// Sessions opened after a blocklist, and the current client's id.
+	unsigned reopens() const { return reopens_.load(std::memory_order_acquire); }
+	uint64_t instance_id() const;
 
 private:
 	rbd_backstore(std::unique_ptr<rbd_session> session, const rbd_config &rcfg,
 		      const backstore_config &cfg, const rbd_open_options &options,
 		      uint64_t size, backstore_caps caps);
 	void start_lock(bool exclusive_lock_feature);
+	rbd_lock_state take_lock(std::chrono::milliseconds grace, std::string *holder, int *r);
 	void lock_keeper();
+	bool blocklisted();
+	void reopen();
+	bool wait_quiet();
+	bool keeper_sleep(std::chrono::milliseconds d);
 	void set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why);
 	std::string lock_owners() const;
 
+	// The session; replaced by reopen() under session_mutex_ (control
+	// paths only: the keeper, resize). Queues read live_.
 	std::unique_ptr<rbd_session> session_;
+	std::atomic<rbd_session *> live_{nullptr};
+	mutable std::mutex session_mutex_;
+	rbd_config rcfg_;
+	bool cache_enabled_ = false;
+	bool exclusive_lock_ = false;  // the image's feature (keeper thread)
 	std::string target_;     // "pool/image"
 	std::string log_prefix_;
 	rbd_open_options options_;
@@ -107,6 +151,9 @@ private:
 	backstore_caps caps_;
 
 	std::atomic<rbd_lock_state> state_{rbd_lock_state::unshared};
+	std::atomic<unsigned> reopens_{0};
+	std::mutex probes_mutex_;
+	std::vector<rbd_queue_probe *> probes_;
 	std::chrono::steady_clock::time_point busy_until_{};
 	std::mutex keeper_mutex_;
 	std::condition_variable keeper_cv_;

@@ -77,8 +77,11 @@ rbd_queue::rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image,
 	*error = box_->efd ? 0 : -errno;
 	if (box_->efd)
 		arm();
+	store_.add_probe(probe_.get());
 }
 
+// The probe goes last: a reopen in progress waits (holding the probe list)
+// for this queue's requests, which only this thread can reap.
 rbd_queue::~rbd_queue()
 {
 	if (in_flight_ > 0) {
@@ -94,9 +97,13 @@ rbd_queue::~rbd_queue()
 			for (auto &req : pool_)
 				(void)req.release();
 			(void)box_.release();
+			// Stays listed: a reopen must not close the session
+			// under those requests.
+			(void)probe_.release();
 			return;
 		}
 	}
+	store_.remove_probe(probe_.get());
 	if (owns_image_)
 		rbd_close(image_);
 }
@@ -114,10 +121,18 @@ size_t rbd_queue::wait_for_stragglers()
 		for (request *r = box_->head.exchange(nullptr, std::memory_order_acquire); r;
 		     r = r->next) {
 			rbd_aio_release(r->completion);
-			in_flight_--;
+			set_in_flight(in_flight_ - 1);
 		}
 	}
 	return in_flight_;
+}
+
+// The count the reopening thread waits on: stored after the release of the
+// completion, so that zero means librbd has nothing of ours.
+void rbd_queue::set_in_flight(size_t n)
+{
+	in_flight_ = n;
+	probe_->in_flight.store(n, std::memory_order_release);
 }
 
 void rbd_queue::arm()
@@ -181,7 +196,7 @@ void rbd_queue::reap(request *list)
 		int64_t result = rbd_aio_get_return_value(req->completion);
 		rbd_aio_release(req->completion);
 		req->completion = nullptr;
-		in_flight_--;
+		set_in_flight(in_flight_ - 1);
 		finish(req, result);
 	}
 }
@@ -230,26 +245,35 @@ int rbd_queue::validate(const block_io &io) const
 void rbd_queue::submit(block_io &io)
 {
 	io.progress = 0;
-	int err = validate(io);
-	if (err == 0 && (io.op == block_op::read || io.op == block_op::write) && io.length == 0) {
-		io.done->io_done(0);
-		return;
+	int err;
+	{
+		window w(*probe_);
+		err = validate(io);
+		if (err == 0 && (io.op == block_op::read || io.op == block_op::write) &&
+		    io.length == 0)
+			err = 1;
+		if (err == 0) {
+			request *req = acquire(io);
+			err = start(req);
+			if (err == 0)
+				return;
+			free_.push_back(req);
+		}
 	}
-	if (err < 0) {
-		// The SCSI layer's driver takes a completion from inside
-		// submit() (ram does the same); nothing reached librbd.
-		io.done->io_done(err);
-		return;
-	}
-	request *req = acquire(io);
-	err = start(req);
-	if (err < 0) {
-		free_.push_back(req);
-		io.done->io_done(err);
-	}
+	// The SCSI layer's driver takes a completion from inside submit()
+	// (ram does the same); nothing reached librbd.
+	io.done->io_done(err == 1 ? 0 : err);
 }
 
+// Inside the window: on the device's current handle, or -ENOTCONN while it
+// is being reopened.
 int rbd_queue::start(request *req)
+{
+	rbd_image_t img = image();
+	return img ? start_on(req, img) : -ENOTCONN;
+}
+
+int rbd_queue::start_on(request *req, rbd_image_t img)
 {
 	block_io &io = *req->io;
 	int r = rbd_aio_create_completion(req, librbd_done, &req->completion);
@@ -260,29 +284,29 @@ int rbd_queue::start(request *req)
 	case block_op::read:
 		if (io.iov.size() > max_iov) {
 			req->flat.resize(io.length);
-			r = rbd_aio_read(image_, io.offset, io.length, req->flat.data(),
+			r = rbd_aio_read(img, io.offset, io.length, req->flat.data(),
 					 req->completion);
 		} else {
-			r = rbd_aio_readv(image_, io.iov.data(), iovcnt, io.offset, req->completion);
+			r = rbd_aio_readv(img, io.iov.data(), iovcnt, io.offset, req->completion);
 		}
 		break;
 	case block_op::write:
 		if (io.iov.size() > max_iov) {
 			gather(io.iov, req->flat, io.length);
-			r = rbd_aio_write(image_, io.offset, io.length, req->flat.data(),
+			r = rbd_aio_write(img, io.offset, io.length, req->flat.data(),
 					  req->completion);
 		} else {
-			r = rbd_aio_writev(image_, io.iov.data(), iovcnt, io.offset, req->completion);
+			r = rbd_aio_writev(img, io.iov.data(), iovcnt, io.offset, req->completion);
 		}
 		break;
 	case block_op::flush:
-		r = rbd_aio_flush(image_, req->completion);
+		r = rbd_aio_flush(img, req->completion);
 		break;
 	case block_op::discard:
-		r = rbd_aio_discard(image_, io.offset, io.length, req->completion);
+		r = rbd_aio_discard(img, io.offset, io.length, req->completion);
 		break;
 	case block_op::write_zeroes:
-		r = rbd_aio_write_zeroes(image_, io.offset, io.length, req->completion, 0, 0);
+		r = rbd_aio_write_zeroes(img, io.offset, io.length, req->completion, 0, 0);
 		break;
 	case block_op::compare_and_write: {
 		const char *both;
@@ -292,7 +316,7 @@ int rbd_queue::start(request *req)
 			gather(io.iov, req->flat, 2 * io.length);
 			both = req->flat.data();
 		}
-		ssize_t sr = rbd_aio_compare_and_write(image_, io.offset, io.length, both,
+		ssize_t sr = rbd_aio_compare_and_write(img, io.offset, io.length, both,
 						       both + io.length, req->completion,
 						       &req->mismatch, 0);
 		r = sr < 0 ? int(sr) : 0;
@@ -307,7 +331,7 @@ int rbd_queue::start(request *req)
 		req->completion = nullptr;
 		return r;
 	}
-	in_flight_++;
+	set_in_flight(in_flight_ + 1);
 	return 0;
 }
 
@@ -315,17 +339,21 @@ int rbd_queue::start(request *req)
 // it off, librbd completes a write only once the OSDs have it).
 int rbd_queue::start_flush(request *req)
 {
+	window w(*probe_);
+	rbd_image_t img = image();
+	if (!img)
+		return -ENOTCONN;
 	int r = rbd_aio_create_completion(req, librbd_done, &req->completion);
 	if (r < 0)
 		return r;
-	r = rbd_aio_flush(image_, req->completion);
+	r = rbd_aio_flush(img, req->completion);
 	if (r < 0) {
 		rbd_aio_release(req->completion);
 		req->completion = nullptr;
 		return r;
 	}
 	req->flushing = true;
-	in_flight_++;
+	set_in_flight(in_flight_ + 1);
 	return 0;
 }
 
@@ -344,7 +372,7 @@ void rbd_queue::finish(request *req, int64_t result)
 			io.miscompare_offset = req->mismatch >= io.offset ? req->mismatch - io.offset
 									  : req->mismatch;
 		} else {
-			store_.note_result(result, is_write(io.op));
+			result = store_.note_result(result, is_write(io.op));
 		}
 		complete(req, result);
 		return;

@@ -35,16 +35,16 @@
 #include <memory>
 #include <vector>
 
+#include "rbd/rbd_backstore.h"
 #include "tcmud/block_backend.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
 
-class rbd_backstore;
-
 class rbd_queue final : public backend_queue {
 public:
-	// image: the device's handle, or one of the queue's own if owns_image.
+	// image: the queue's own handle if owns_image (measurement only), else
+	// unused: each request takes the device's current one (io_image()).
 	rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image, bool owns_image,
 		  int *error);
 	~rbd_queue() override;
@@ -71,7 +71,21 @@ private:
 	request *acquire(block_io &io);
 	int validate(const block_io &io) const;
 	int start(request *req);
+	int start_on(request *req, rbd_image_t image);
 	int start_flush(request *req);
+	rbd_image_t image() const { return owns_image_ ? image_ : store_.io_image(); }
+	void set_in_flight(size_t n);
+	// The window in which this queue may touch the device's session
+	// (rbd_backstore.h): set before the state check, cleared after
+	// librbd's call returned.
+	struct window {
+		explicit window(rbd_queue_probe &p) : probe(p)
+		{
+			probe.in_submit.store(true, std::memory_order_seq_cst);
+		}
+		~window() { probe.in_submit.store(false, std::memory_order_release); }
+		rbd_queue_probe &probe;
+	};
 	void arm();
 	void on_poll(int64_t result);
 	void reap(request *list);
@@ -95,6 +109,7 @@ private:
 		unique_fd efd;
 	};
 	std::unique_ptr<mailbox> box_ = std::make_unique<mailbox>();
+	std::unique_ptr<rbd_queue_probe> probe_ = std::make_unique<rbd_queue_probe>();
 	std::vector<std::unique_ptr<request>> pool_;
 	std::vector<request *> free_;
 	size_t in_flight_ = 0;  // given to librbd, not yet reaped (queue thread)

@@ -38,6 +38,9 @@ public:
 	// "client.admin", the conf file read (or "the default search path").
 	const std::string &who() const { return who_; }
 	bool cache_enabled() const { return cache_enabled_; }
+	// This client's instance id (the "client.N" the cluster knows it by;
+	// a reopened session gets a new one).
+	uint64_t instance_id() const { return rados_get_instance_id(cluster_); }
 
 private:
 	rbd_session() = default;

@@ -9,12 +9,18 @@
 # "testbed stop|start|status [osd|mon|all]" (scripts/ceph-testbed.sh with
 # this run's options), "md5 POOL/IMAGE OFFSET LENGTH" (md5 of that range of
 # the image as librbd reads it on the host, without shipping the image to
-# the guest). The reply is the command's output, then "@rc=N".
+# the guest), "hold POOL/IMAGE BYTES" (a host-side gateway: $TCMUD_RBD_HOLDER,
+# tests/unit/rbd/rbd_lock_holder, takes the image's exclusive lock, writes
+# BYTES of 0x5a from offset 0 and keeps the lock; answers once it holds it)
+# and "release POOL/IMAGE" (that gateway closes the image, releasing the
+# lock). The reply is the command's output, then "@rc=N".
 #
 #   ceph-agent.py PORT_FILE TESTBED_ARGS...
 # writes the port it listens on to PORT_FILE and serves until killed.
 import hashlib
 import os
+import select
+import signal
 import shlex
 import socket
 import socketserver
@@ -57,6 +63,39 @@ def image_md5(spec, offset, length):
     return (f"{digest.hexdigest()}  -\n" if rc == 0 else "rbd export failed\n"), rc
 
 
+HOLDERS = {}
+
+
+def hold(spec, nbytes):
+    """A host-side gateway holding spec's exclusive lock (rbd_lock_holder)."""
+    holder = os.environ.get("TCMUD_RBD_HOLDER", "")
+    pool, _, image = spec.partition("/")
+    if not os.access(holder, os.X_OK) or not image or spec in HOLDERS:
+        return f"hold: no holder binary ({holder!r}), bad spec or already held\n", 2
+    proc = subprocess.Popen([holder, os.environ["CEPH_CONF"], pool, image, nbytes],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    line = proc.stdout.readline().decode(errors="replace") if ready else "no answer in 60 s\n"
+    if line.strip() != "locked":
+        proc.kill()
+        return "hold: " + line + proc.stdout.read().decode(errors="replace"), 1
+    HOLDERS[spec] = proc
+    return "locked\n", 0
+
+
+def release(spec):
+    proc = HOLDERS.pop(spec, None)
+    if proc is None:
+        return "release: not held\n", 2
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return "release: the holder did not close the image in 60 s\n", 1
+    return f"released (holder exit {rc})\n", rc
+
+
 class Handler(socketserver.StreamRequestHandler):
     def handle(self):
         line = self.rfile.readline().decode(errors="replace").strip()
@@ -66,6 +105,11 @@ class Handler(socketserver.StreamRequestHandler):
             words = []
         if len(words) == 4 and words[0] == "md5":
             text, rc = image_md5(words[1], int(words[2]), int(words[3]))
+            self.wfile.write(f"{text}@rc={rc}\n".encode())
+            return
+        if (len(words) == 3 and words[0] == "hold") or (len(words) == 2 and words[0] == "release"):
+            print(f"ceph-agent: {line}", file=sys.stderr, flush=True)
+            text, rc = hold(words[1], words[2]) if words[0] == "hold" else release(words[1])
             self.wfile.write(f"{text}@rc={rc}\n".encode())
             return
         argv = command_line(words, self.server.testbed_args)
@@ -99,6 +143,12 @@ def main():
     with open(port_file + ".tmp", "w") as f:
         f.write(f"{server.server_address[1]}\n")
     os.rename(port_file + ".tmp", port_file)
+    # Killed at the end of the run: no holder may outlive it.
+    def stop(signum, frame):
+        for proc in HOLDERS.values():
+            proc.kill()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, stop)
     server.serve_forever()
 
 

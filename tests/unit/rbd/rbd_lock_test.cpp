@@ -47,12 +47,17 @@ bool wait_until_stopped(pid_t pid)
 
 } // namespace
 
-TEST_CASE("rbd lock: a gateway whose lock is broken is fenced and writes nothing", "[rbd][lock]")
+TEST_CASE("rbd lock: a gateway whose lock is broken is fenced, writes nothing, and reopens",
+	  "[rbd][lock]")
 {
 	admin_client admin;
 	std::string name = admin.create(image_size);
-	rbd_fixture f(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size));
+	rbd_open_options opts;
+	opts.lock_poll = 200ms;
+	opts.reopen_backoff = 200ms;
+	rbd_fixture f(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size, opts));
 	REQUIRE(f.store->lock_state() == rbd_lock_state::owner);
+	const uint64_t first_id = f.store->instance_id();
 	std::vector<char> ours = pattern(4096, 1);
 	REQUIRE(f.write(0, ours) == 4096);
 
@@ -71,15 +76,29 @@ TEST_CASE("rbd lock: a gateway whose lock is broken is fenced and writes nothing
 	std::vector<char> theirs = pattern(4096, 2);
 	REQUIRE(rbd_write(img, 0, theirs.size(), theirs.data()) == ssize_t(theirs.size()));
 
-	// Our next write fails (and is not written through), as do all after.
+	// Our next write fails (and is not written through): blocklisted,
+	// then reconnecting (retryable), or, once reopened while the other
+	// gateway holds the lock, write protected. Never success.
 	std::vector<char> late = pattern(4096, 3);
 	int64_t r = f.write(0, late);
-	CHECK(r == -ESHUTDOWN);
-	CHECK(f.store->lock_state() == rbd_lock_state::fenced);
-	CHECK(f.write(8192, late) == -ESHUTDOWN);
+	CHECK((r == -ENOTCONN || r == -EROFS));
+	// A fresh client (new instance id), in standby behind the live
+	// owner: writes DATA PROTECT at once (no BUSY grace), reads work.
+	REQUIRE(wait_for_state(*f.store, rbd_lock_state::standby, 30s));
+	CHECK(f.store->reopens() == 1);
+	CHECK(f.store->instance_id() != first_id);
+	CHECK(f.write(8192, late) == -EROFS);
+	CHECK(f.read(0, 4096) == theirs);
+
+	// Once the other gateway lets go, the lock is ours and writes go
+	// through again, without reopening the device.
+	REQUIRE(rbd_lock_release(img) == 0);
+	REQUIRE(wait_for_state(*f.store, rbd_lock_state::owner, 10s));
+	CHECK(f.write(0, late) == 4096);
 	std::vector<char> seen(4096);
 	REQUIRE(rbd_read(img, 0, seen.size(), seen.data()) == ssize_t(seen.size()));
-	CHECK(seen == theirs);
+	CHECK(seen == late);
+	CHECK(f.read(8192, 4096) == std::vector<char>(4096, 0));
 }
 
 TEST_CASE("rbd lock: while another gateway owns the image, writes are refused", "[rbd][lock]")

@@ -361,7 +361,7 @@ TEST_CASE("COMPARE AND WRITE offloaded but refused falls back to the range lock"
 
 // What a networked backstore's failures turn into (rbd: the OSD op timeout,
 // and a client blocklisted after another gateway broke its lock).
-TEST_CASE("a backstore timeout is ABORTED COMMAND, a fenced backstore NOT READY", "[caw][errors]")
+TEST_CASE("a backstore timeout is ABORTED COMMAND, a fenced or reconnecting backstore NOT READY", "[caw][errors]")
 {
 	lu_fixture f;
 	f.store.inject(block_op::write, -ETIMEDOUT);
@@ -370,4 +370,8 @@ TEST_CASE("a backstore timeout is ABORTED COMMAND, a fenced backstore NOT READY"
 	f.store.inject(block_op::read, -ESHUTDOWN);
 	require_sense(f.run(cdb10(0x28, 0, 1), {}, 512), NOT_READY,
 		      ASC_LOGICAL_UNIT_NOT_READY_MANUAL_INTERVENTION);
+	// Reconnecting (rbd reopening after a blocklist): retryable.
+	f.store.inject(block_op::write, -ENOTCONN);
+	require_sense(f.run(cdb10(0x2a, 0, 1), std::vector<uint8_t>(512)), NOT_READY,
+		      ASC_LOGICAL_UNIT_BECOMING_READY);
 }

@@ -5,38 +5,65 @@
 # served by Debian's tcmu-runner rbd handler and by tcmud's (librbd's cache
 # off for both: tcmu-runner forces it off, tcmud's default), with the same
 # workloads and jobs as the file rows; and librbd's own ceiling, `rbd bench`
-# on the host at the depth of the 2-job fio runs, into rbd-bench.tsv
-# (workload threads ops_per_sec). Sourced after lib.sh, ceph-lib.sh and
-# bench-lib.sh.
+# at the depth of the 2-job fio runs, once on the host and once in this
+# guest (see bench_rbd_ceiling), into rbd-bench.tsv. Sourced after lib.sh,
+# ceph-lib.sh and bench-lib.sh.
 BENCH_RBD_IMAGE=bench-rbd
 BENCH_RBD_SIZE=$((256 << 20))
 
 bench_rbd_enabled() { [ "${BENCH_RBD:-0}" = 1 ]; }
 
+# bench_rbd_ceiling WHERE: `rbd bench` (random, rbd_cache off, io-threads =
+# the depth of the 2-job fio runs, the fio workload's io size) for each
+# workload, into rbd-bench.tsv (where workload threads ops_per_sec
+# cpu_us_per_op). WHERE=host runs it natively on the host (through the
+# agent); WHERE=guest runs it in this guest, where librbd pays the same
+# emulation cost as the daemons' librbd: the fair ceiling. CPU per op is the
+# guest process's utime+stime (bash's `times`), "-" on the host.
+bench_rbd_ceiling() {
+	local where=$1 w args total threads line out ops cpu
+	threads=$((BENCH_IODEPTH * 2))
+	for w in $BENCH_WORKLOADS; do
+		# The guest's totals keep each run to seconds under TCG.
+		case $w in
+		randread-4k) args="--io-type read --io-size 4K"; total=128M; [ "$where" = host ] || total=16M ;;
+		randwrite-4k) args="--io-type write --io-size 4K"; total=64M; [ "$where" = host ] || total=8M ;;
+		randread-128k) args="--io-type read --io-size 128K"; total=1G; [ "$where" = host ] || total=128M ;;
+		esac
+		cpu=-
+		if [ "$where" = host ]; then
+			# shellcheck disable=SC2086
+			out=$(host_ceph rbd bench --rbd-cache=false --io-pattern rand $args --io-total $total \
+				--io-threads $threads "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE")
+		else
+			# shellcheck disable=SC2086
+			out=$(bash -c 'rbd bench "$@" && times' rbd-bench --rbd-cache=false --io-pattern rand \
+				$args --io-total $total --io-threads $threads "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE")
+			# `times`' second line: the children's user and system time.
+			cpu=$(echo "$out" | tail -1 | python3 -c '
+import re, sys
+t = sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", sys.stdin.read()))
+ops = int(sys.argv[1])
+print(round(t * 1e6 / ops, 1) if ops else "-")' $(($(numfmt --from=iec $total) / $(numfmt --from=iec "${args##* }"))))
+		fi
+		line=$(echo "$out" | grep 'ops/sec:' | tail -1)
+		ops=$(echo "$line" | sed 's/.*ops\/sec: *\([0-9.]*\).*/\1/')
+		printf '%s\t%s\t%s\t%s\t%s\n' "$where" "$w" "$threads" "${ops:-0}" "$cpu" >> "$BENCH_OUT/rbd-bench.tsv"
+		log "rbd bench in the $where, $w x$threads: $line (CPU-us/op $cpu)"
+	done
+}
+
 # bench_rbd_prepare: the image, written once end to end (reads of objects
-# that do not exist yet would cost the OSD nothing), and the host's ceiling.
+# that do not exist yet would cost the OSD nothing), and the ceilings.
 bench_rbd_prepare() {
-	local w args threads line
 	[ -n "${TCMUD_CEPH_AGENT:-}" ] || fail "BENCH_RBD=1 without the Ceph test bed (bench.sh --rbd)"
 	rbd_image $BENCH_RBD_IMAGE $((BENCH_RBD_SIZE >> 20))M
 	host_ceph rbd bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 \
 		--io-total $BENCH_RBD_SIZE "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" >/dev/null ||
 		fail "prefilling the rbd image"
-	threads=$((BENCH_IODEPTH * 2))
 	: > "$BENCH_OUT/rbd-bench.tsv"
-	for w in $BENCH_WORKLOADS; do
-		case $w in
-		randread-4k) args="--io-type read --io-size 4K --io-total 128M" ;;
-		randwrite-4k) args="--io-type write --io-size 4K --io-total 64M" ;;
-		randread-128k) args="--io-type read --io-size 128K --io-total 1G" ;;
-		esac
-		# shellcheck disable=SC2086
-		line=$(host_ceph rbd bench --rbd-cache=false --io-pattern rand $args \
-			--io-threads $threads "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" | grep 'ops/sec:' | tail -1)
-		printf '%s\t%s\t%s\n' "$w" "$threads" "$(echo "$line" | sed 's/.*ops\/sec: *\([0-9.]*\).*/\1/')" \
-			>> "$BENCH_OUT/rbd-bench.tsv"
-		log "rbd bench on the host, $w x$threads: $line"
-	done
+	bench_rbd_ceiling host
+	bench_rbd_ceiling guest
 }
 
 # bench_rbd_device NAME [ATTRS]: the image as a TCMU device, exported.
@@ -62,7 +89,7 @@ bench_rbd_stock() {
 	bench_run tcmu-runner-rbd "$dev" "$runner"
 	bench_stop_daemon "$runner"
 	cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner-rbd.log"
-	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd; then
+	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep librbd >/dev/null; then
 		log "tcmud built without librbd: no tcmud rbd rows"
 		return 0
 	fi
@@ -80,7 +107,7 @@ bench_rbd_stock() {
 bench_rbd_patched() {
 	local nq bs dev
 	bench_rbd_enabled || return 0
-	ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep -q librbd || return 0
+	ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep librbd >/dev/null || return 0
 	for nq in $BENCH_QUEUES; do
 		bs=$(bench_rbd_device "bench-rbd-q$nq" "nr_queues=$nq")
 		wait_uio_open "$TCMUD_PID" 60

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Two gateways, one image: tcmud in the guest serves race0 and holds its
-# exclusive lock; a host-side librbd client takes the image over the way a
-# failing-over gateway does (`rbd lock rm`: break the lock, blocklist its
-# owner) and writes. From then on tcmud's writes fail with a clear sense
-# instead of reaching the image: the host's data stays as the host wrote
-# it, and every write tcmud acknowledged before the takeover is intact.
+# exclusive lock; the host takes the image over the way a failing-over
+# gateway does (`rbd lock rm`: break the lock, blocklist its owner) and a
+# host-side librbd client (rbd_lock_holder, through the agent's "hold")
+# takes the lock and writes. From then on tcmud's writes fail with a clear
+# sense instead of reaching the image: the host's data stays as the host
+# wrote it, and every write tcmud acknowledged before the takeover is
+# intact. Meanwhile tcmud reopens the image with a fresh client and waits
+# in standby; once the host releases the image, tcmud takes the lock and
+# serves writes again without a restart, and they verify on the host.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/guest/ceph-lib.sh"
 need_ceph
@@ -12,6 +16,13 @@ need_tcmud_rbd
 load_target_stack
 start_tcmud
 ack="python3 $TCMUD_SRC/tests/vm/guest/ack-io.py"
+# wait_for WHAT SECONDS CMD...: until CMD succeeds, polled twice a second.
+wait_for() {
+	local what=$1 limit=$2
+	shift 2
+	for _ in $(seq $((limit * 2))); do "$@" && return 0; sleep 0.5; done
+	fail "$what: not within $limit s"
+}
 image=$TCMUD_CEPH_POOL/race0
 rbd_image race0 64M
 dev=$(export_via_loop "$(create_user_backstore race0 rbd "$(rbd_cfg race0)" $((64 << 20)))")
@@ -29,9 +40,9 @@ l = l if isinstance(l, list) else list(l.values())
 print(l[0]["id"], l[0]["locker"], sep="\t")' "$lock") || fail "no lock on $image: $lock"
 log "tcmud's lock: $locker ($id); the host breaks it and writes"
 host_ceph rbd lock rm "$image" "$id" "$locker" || fail "rbd lock rm"
-# The host writes the first MiB (blocks 0-255) as the new owner.
-host_ceph rbd bench --io-type write --io-pattern seq --io-size 64K --io-threads 1 \
-	--io-total 1M --rbd-cache=false "$image" | tail -1 || fail "the host's writes"
+# The host, as the new owner, holds the lock and writes the first MiB
+# (blocks 0-255).
+host_ceph hold "$image" $((1 << 20)) || fail "the host's gateway could not take the lock"
 host_sum=$(image_md5 race0 0 $((1 << 20)))
 log "host wrote blocks 0-255: $host_sum; locks: $(host_ceph rbd lock ls "$image" | tr '\n' ' ')"
 
@@ -54,4 +65,22 @@ expect_eq "$(image_md5 race0 $((256 << 12)) $((32 << 12)))" "$(ack_md5 256 32)" 
 	"tcmud's blocks acknowledged before the takeover"
 log "the image verifies: the host's MiB as written, tcmud's 32 acknowledged blocks intact"
 kill -0 "$TCMUD_PID" || fail "tcmud died"
-grep -E "race0.*(lock|blocklist|fenced)" "$TCMUD_LOG" | tail -3 || true
+
+# tcmud reopens with a fresh client (standby: the host holds the lock).
+wait_for "tcmud reopening race0" "$(scaled 60)" grep -q "race0.*reopened" "$TCMUD_LOG"
+log "$(grep -E "race0.*reopened" "$TCMUD_LOG" | tail -1)"
+# The host hands the image back; tcmud takes the lock by itself and its
+# writes (blocks 512-543) go through and land, without a restart.
+host_ceph release "$image" || fail "the host's gateway did not release the image"
+wait_for "tcmud taking the lock back" "$(scaled 30)" \
+	grep -q "race0.*exclusive lock on .* acquired" "$TCMUD_LOG"
+rm -f /tmp/race.after
+out=$(timeout 300 python3 "$TCMUD_SRC/tests/vm/guest/ack-io.py" write "$dev" 512 32 /tmp/race.after)
+expect_match "$out" "^acked 32 failed 0" "tcmud's writes after the host released the image"
+expect_eq "$(image_md5 race0 $((512 << 12)) $((32 << 12)))" "$(ack_md5 512 32)" \
+	"tcmud's blocks written after the reopen, as the cluster holds them"
+expect_eq "$(image_md5 race0 0 $((1 << 20)))" "$host_sum" "the host's blocks at the end"
+expect_eq "$(image_md5 race0 $((256 << 12)) $((32 << 12)))" "$(ack_md5 256 32)" \
+	"tcmud's blocks from before the takeover, at the end"
+kill -0 "$TCMUD_PID" || fail "tcmud died"
+grep -E "race0.*(lock|blocklist|FENCED|reopen)" "$TCMUD_LOG" | tail -6 || true
