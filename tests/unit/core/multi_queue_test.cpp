@@ -313,26 +313,39 @@ TEST_CASE("multi-queue: an interrupt on one queue's uio device wakes that queue'
 {
 	set_log_level(log_level::error);
 	mq_harness h(2);
+	// A worker scans its ring once when it starts (commands queued before
+	// a restart must be served), and on a busy machine that scan can come
+	// after the submits below. One round trip per queue first puts each
+	// worker past it, waiting on its device.
+	for (unsigned q = 0; q < 2; ++q)
+		REQUIRE(h.submit(q, cdb10(0x28, 16, 1), {}, block).queue == q);
+	h.model.notify_all();
+	h.collect();
+	const size_t done0 = h.model.ring(0).completions().size();
+	const size_t done1 = h.model.ring(1).completions().size();
+	const size_t bells0 = h.model.doorbells(0);
+	const size_t bells1 = h.model.doorbells(1);
+
 	auto a = h.submit(0, cdb10(0x28, 0, 1), {}, block);
 	auto b = h.submit(1, cdb10(0x28, 8, 1), {}, block);
 	REQUIRE(a.queue == 0);
 	REQUIRE(b.queue == 1);
 	h.model.notify(1);
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-	while (h.model.ring(1).completions().empty()) {
+	while (h.model.ring(1).completions().size() == done1) {
 		REQUIRE(std::chrono::steady_clock::now() < deadline);
 		REQUIRE(h.model.handle_doorbells(100));
 	}
 	// Queue 0 was never woken: its command waits, and nothing was written
 	// to its device.
 	REQUIRE(h.model.handle_doorbells(300));
-	CHECK(h.model.ring(0).completions().empty());
+	CHECK(h.model.ring(0).completions().size() == done0);
 	CHECK(h.model.ring(0).in_flight() == 1);
-	CHECK(h.model.doorbells(0) == 0);
-	CHECK(h.model.doorbells(1) >= 1);
+	CHECK(h.model.doorbells(0) == bells0);
+	CHECK(h.model.doorbells(1) > bells1);
 	h.model.notify(0);
 	h.collect();
 	CHECK(good(h.completion(a)));
 	CHECK(good(h.completion(b)));
-	CHECK(h.model.doorbells(0) >= 1);
+	CHECK(h.model.doorbells(0) > bells0);
 }
