@@ -111,6 +111,19 @@ export_via_loop() {
 	fail "no /dev/sdX for $bs at $addr:0"
 }
 
+# Mounts a fresh XFS on /mnt/bench (a loop device over a 400 MiB tmpfs
+# file), for the bench scenarios: the backing file then lives on a file
+# system with FMODE_NOWAIT, as on a server (tmpfs would send every io_uring
+# read and write to an io-wq thread).
+mount_bench_xfs() {
+	modprobe loop
+	modprobe xfs
+	truncate -s 400M /tmp/xfs.img
+	mkfs.xfs -q /tmp/xfs.img
+	mkdir -p /mnt/bench
+	mount -o loop /tmp/xfs.img /mnt/bench
+}
+
 # The sg node of a /dev/sdX.
 sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
 

@@ -139,12 +139,7 @@ insn_run() {
 
 kmod=${TCMUD_KMOD:-}
 TCMUD_KMOD="" load_target_stack
-modprobe loop
-modprobe xfs
-truncate -s 400M /tmp/xfs.img
-mkfs.xfs -q /tmp/xfs.img
-mkdir -p /mnt/bench
-mount -o loop /tmp/xfs.img /mnt/bench
+mount_bench_xfs
 img=/mnt/bench/bench.img size=$((256 << 20))
 python3 -c 'import os, sys
 block = os.urandom(1 << 20)

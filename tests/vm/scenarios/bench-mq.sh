@@ -52,18 +52,11 @@ if [ -n "$kmod" ]; then
 	done
 fi
 
-# The backing file lives on XFS (a loop device over a tmpfs file), as it
-# would on a server: tmpfs lacks FMODE_NOWAIT, so io_uring hands every
-# tmpfs read and write to an io-wq thread, which is not what production
-# sees. BENCH_FS=tmpfs puts it straight on the guest's tmpfs instead.
+# The backing file lives on XFS (mount_bench_xfs says why);
+# BENCH_FS=tmpfs puts it straight on the guest's tmpfs instead.
 img=/tmp/bench.img
 if [ "${BENCH_FS:-xfs}" = xfs ]; then
-	modprobe loop
-	modprobe xfs
-	truncate -s 400M /tmp/xfs.img
-	mkfs.xfs -q /tmp/xfs.img
-	mkdir -p /mnt/bench
-	mount -o loop /tmp/xfs.img /mnt/bench
+	mount_bench_xfs
 	img=/mnt/bench/bench.img
 fi
 size=$((256 << 20))
