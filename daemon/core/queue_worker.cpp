@@ -208,13 +208,12 @@ int queue_worker::setup_on_thread()
 
 	uring_options opts;
 	opts.entries = params_.uring_entries;
-	int error = 0;
-	engine_ = uring_engine::create(opts, &error);
-	if (!engine_) {
-		log_error(pfx, "queue %u: io_uring setup failed: %s", params_.queue_index,
-			  strerror(-error));
-		return error;
+	auto engine = uring_engine::create(opts);
+	if (!engine) {
+		log_error(pfx, "queue %u: %s", params_.queue_index, engine.error().what().c_str());
+		return engine.error().negative_errno();
 	}
+	engine_ = std::move(*engine);
 	backend_ = params_.store->open_queue(*engine_);
 	if (!backend_) {
 		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
