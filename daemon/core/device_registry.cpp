@@ -70,11 +70,10 @@ int device_registry::add(uint32_t minor)
 
 int device_registry::add_device(const uio_device_info &info, bool takeover)
 {
-	int error = 0;
-	auto dev = tcmu_device::open(roots_, info, opts_, takeover, &error);
+	auto dev = tcmu_device::open(roots_, info, opts_, takeover);
 	if (!dev)
-		return error;
-	devices_.emplace(info.minor, std::move(dev));
+		return dev.error().negative_errno();
+	devices_.emplace(info.minor, std::move(*dev));
 	return 0;
 }
 

@@ -23,16 +23,6 @@ uint64_t monotonic_ns()
 	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
-// The sense key of fixed (0x70/0x71) or descriptor (0x72/0x73) sense data.
-int sense_key(std::span<const uint8_t> sense)
-{
-	if (sense.size() > 2 && (sense[0] & 0x7e) == 0x70)
-		return sense[2] & 0x0f;
-	if (sense.size() > 1 && (sense[0] & 0x7e) == 0x72)
-		return sense[1] & 0x0f;
-	return -1;
-}
-
 } // namespace
 
 // A command slot: the SCSI layer's reusable command object plus the ring's
@@ -208,13 +198,12 @@ int queue_worker::setup_on_thread()
 
 	uring_options opts;
 	opts.entries = params_.uring_entries;
-	int error = 0;
-	engine_ = uring_engine::create(opts, &error);
-	if (!engine_) {
-		log_error(pfx, "queue %u: io_uring setup failed: %s", params_.queue_index,
-			  strerror(-error));
-		return error;
+	auto engine = uring_engine::create(opts);
+	if (!engine) {
+		log_error(pfx, "queue %u: %s", params_.queue_index, engine.error().what().c_str());
+		return engine.error().negative_errno();
 	}
+	engine_ = std::move(*engine);
 	backend_ = params_.store->open_queue(*engine_);
 	if (!backend_) {
 		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
@@ -475,11 +464,12 @@ void queue_worker::refuse(const ring_malformed &bad)
 	if (!bad.needs_response)
 		return;
 	// The entry is framed well but its contents are not trustworthy: fail
-	// it as an internal target failure rather than touch its buffers.
-	std::array<uint8_t, 96> sense{};
+	// it as an internal target failure rather than touch its buffers, in
+	// the sense format the initiator chose (D_SENSE), as for any command.
+	std::array<uint8_t, scsi::SENSE_BUFFER_SIZE> sense{};
 	size_t len = scsi::sense_builder(scsi::HARDWARE_ERROR,
 					 scsi::ASC_INTERNAL_TARGET_FAILURE)
-			     .build(false, sense);
+			     .build(params_.lu->descriptor_sense(), sense);
 	ring_->complete(bad.cmd_id, scsi::SAM_STAT_CHECK_CONDITION, std::span(sense).first(len));
 	completions_pending_ = true;
 }
@@ -489,12 +479,9 @@ void queue_worker::command_finished(slot &s)
 	const scsi::command &c = s.cmd;
 	uint64_t read_len = c.read_len();
 	bool good = c.status() == scsi::SAM_STAT_GOOD;
-	// TCMU gives a command one data buffer, data-in or data-out: a good
-	// command that returned no data-in took its whole buffer as data-out.
-	uint64_t written = good && read_len == 0 ? c.data_bytes() : 0;
-	stats_.command_done(busy_ - 1, good, read_len, written);
+	stats_.command_done(busy_ - 1, good, read_len, c.written_bytes());
 	if (c.status() == scsi::SAM_STAT_CHECK_CONDITION)
-		if (int key = sense_key(c.sense()); key >= 0)
+		if (int key = scsi::sense_key_of(c.sense()); key >= 0)
 			stats_.check_condition(uint8_t(key));
 	// Before writing into the ring: a reset since would make us write over
 	// an entry that is not ours.

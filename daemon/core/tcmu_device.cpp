@@ -38,28 +38,27 @@ tcmu_device::~tcmu_device()
 	stop();
 }
 
-std::unique_ptr<tcmu_device> tcmu_device::open(const device_roots &roots,
-					       const uio_device_info &info,
-					       const device_options &opts, bool takeover,
-					       int *error)
+setup_result<std::unique_ptr<tcmu_device>> tcmu_device::open(const device_roots &roots,
+							      const uio_device_info &info,
+							      const device_options &opts,
+							      bool takeover)
 {
 	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
-	*error = dev->open_backstore();
-	if (*error == 0)
-		*error = dev->start_queues(opts, takeover);
-	if (*error < 0)
-		return nullptr;
+	setup_result<void> done = dev->open_backstore();
+	if (done)
+		done = dev->start_queues(opts, takeover);
+	if (!done) {
+		log_error(dev->prefix_, "%s", done.error().what().c_str());
+		return done.error();
+	}
 	return dev;
 }
 
-
-int tcmu_device::open_backstore()
+setup_result<void> tcmu_device::open_backstore()
 {
 	const handler_ops *handler = find_handler(info_.name.subtype);
-	if (!handler) {
-		log_error(prefix_, "no handler for subtype '%s'", info_.name.subtype.c_str());
-		return -ENOENT;
-	}
+	if (!handler)
+		return setup_error{ENOENT, "no handler for subtype '" + info_.name.subtype + "'"};
 	backstore_config bc;
 	bc.subtype = info_.name.subtype;
 	bc.cfgstring = info_.name.cfgstring;
@@ -67,29 +66,25 @@ int tcmu_device::open_backstore()
 	int rc = configfs_.dev_size(bc.dev_size);
 	if (rc == 0)
 		rc = configfs_.hw_block_size(bc.block_size);
-	if (rc < 0) {
-		log_error(prefix_, "cannot read the device's size from %s: %s",
-			  configfs_.dir().c_str(), strerror(-rc));
-		return rc;
-	}
+	if (rc < 0)
+		return setup_error{-rc, "cannot read the device's size from " + configfs_.dir().string()};
 	if (bc.block_size == 0)
 		bc.block_size = 512;
-	if (bc.dev_size == 0 || bc.dev_size % bc.block_size) {
-		log_error(prefix_, "device size %llu is not a non-zero multiple of the %u-byte block",
-			  (unsigned long long)bc.dev_size, bc.block_size);
-		return -EINVAL;
+	if (bc.dev_size == 0 || bc.dev_size % bc.block_size)
+		return setup_error{EINVAL, "device size " + std::to_string(bc.dev_size) +
+						   " is not a non-zero multiple of the " +
+						   std::to_string(bc.block_size) + "-byte block"};
+	auto store = handler->open(bc);
+	if (!store) {
+		setup_error e = store.error();
+		e.message = "cannot open '" + bc.cfgstring + "': " + e.message;
+		return e;
 	}
-	int error = 0;
-	std::string reason;
-	store_ = handler->open(bc, &error, &reason);
-	if (!store_) {
-		log_error(prefix_, "cannot open '%s': %s", bc.cfgstring.c_str(), reason.c_str());
-		return error < 0 ? error : -EIO;
-	}
+	store_ = std::move(*store);
 	return make_logical_unit(bc);
 }
 
-int tcmu_device::make_logical_unit(const backstore_config &bc)
+setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 {
 	scsi::logical_unit_config lc;
 	lc.block_size = bc.block_size;
@@ -110,12 +105,10 @@ int tcmu_device::make_logical_unit(const backstore_config &bc)
 		return cfg.unit_serial(s) == 0 ? s : std::string();
 	};
 	auto lu = scsi::logical_unit::create(std::move(lc));
-	if (!lu) {
-		log_error(prefix_, "unusable geometry: %s", lu.error().message.c_str());
-		return lu.error().negative_errno();
-	}
+	if (!lu)
+		return setup_error{lu.error().error, "unusable geometry: " + lu.error().message};
 	lu_ = std::move(*lu);
-	return 0;
+	return {};
 }
 
 // A device we did not see created may hold commands a previous daemon took
@@ -136,7 +129,7 @@ void tcmu_device::take_over()
 		log_info(prefix_, "taken over: ring reset, unanswered commands retried by the initiator");
 }
 
-int tcmu_device::start_queues(const device_options &opts, bool takeover)
+setup_result<void> tcmu_device::start_queues(const device_options &opts, bool takeover)
 {
 	if (takeover)
 		take_over();
@@ -149,58 +142,52 @@ int tcmu_device::start_queues(const device_options &opts, bool takeover)
 	} unblock_on_exit{configfs_, takeover};
 	uio_open_options uo;
 	uo.nonblocking = true; // the worker reads the event count after a poll
-	int error = uio_device::open(roots_, info_, uo, uio_);
-	if (error < 0) {
-		log_error(prefix_, "cannot map /dev/%s: %s", info_.uio.c_str(), strerror(-error));
-		return error;
-	}
-	uint32_t count = 1;
-	if (int rc = detect_queues(count); rc < 0)
-		return rc;
+	if (int rc = uio_device::open(roots_, info_, uo, uio_); rc < 0)
+		return setup_error{-rc, "cannot map /dev/" + info_.uio};
+	auto detected = detect_queues();
+	if (!detected)
+		return detected.error();
+	const uint32_t count = *detected;
 	for (uint32_t q = 1; q < count; ++q)
-		if (int rc = open_queue_uio(q, count); rc < 0)
-			return rc;
-	if (int rc = apply_transfer_limit(opts); rc < 0)
-		return rc;
+		if (auto opened = open_queue_uio(q, count); !opened)
+			return opened;
+	if (auto limited = apply_transfer_limit(opts); !limited)
+		return limited;
 	for (uint32_t q = 0; q < count; ++q)
-		if (int rc = start_queue(opts, q, count); rc < 0)
-			return rc;
+		if (auto started = start_queue(opts, q, count); !started)
+			return started;
 	log_placement(opts.placement);
 	register_copy_target();
 	log_info(prefix_, "serving /dev/%s: %llu blocks of %u bytes, %zu queue(s)", info_.uio.c_str(),
 		 (unsigned long long)lu_->num_blocks(), lu_->block_size(), queues_.size());
-	return 0;
+	return {};
 }
 
 // kmod/'s multi-queue ABI (docs/kmod.md): with nr_queues N > 1, queue 0's
 // mailbox has TCMU_MAILBOX_FLAG_CAP_MQ and says N; queues 1..N-1 are uio
 // devices of their own. Without the flag (a stock kernel, or N = 1): one
 // classic ring.
-int tcmu_device::detect_queues(uint32_t &count)
+setup_result<uint32_t> tcmu_device::detect_queues()
 {
-	count = 1;
 	auto mq = read_mq_mailbox(uio_.mapping());
 	if (!mq)
-		return 0;
-	if (mq->nr_queues < 2 || mq->nr_queues > TCMU_MQ_MAX_QUEUES || mq->queue != 0) {
-		log_error(prefix_, "/dev/%s: mailbox says queue %u of %u: not a multi-queue device "
-			  "we can serve", info_.uio.c_str(), mq->queue, mq->nr_queues);
-		return -EPROTO;
-	}
-	count = mq->nr_queues;
-	return 0;
+		return 1u;
+	if (mq->nr_queues < 2 || mq->nr_queues > TCMU_MQ_MAX_QUEUES || mq->queue != 0)
+		return setup_error{EPROTO, "/dev/" + info_.uio + ": mailbox says queue " +
+						   std::to_string(mq->queue) + " of " +
+						   std::to_string(mq->nr_queues) +
+						   ": not a multi-queue device we can serve"};
+	return mq->nr_queues;
 }
 
 // MAXIMUM TRANSFER LENGTH: what one command may carry in a queue's data area
 // (every queue has the same; queue 0's mapping is that queue), under
 // tcmud.conf's cap, in whole blocks.
-int tcmu_device::apply_transfer_limit(const device_options &opts)
+setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 {
 	ring_geometry geo;
-	if (mailbox_error e = read_mailbox(uio_.mapping(), geo); e != mailbox_error::none) {
-		log_error(prefix_, "queue 0: %s", std::string(to_string(e)).c_str());
-		return -EPROTO;
-	}
+	if (mailbox_error e = read_mailbox(uio_.mapping(), geo); e != mailbox_error::none)
+		return setup_error{EPROTO, "queue 0: " + std::string(to_string(e))};
 	queue_data_area area;
 	area.data_bytes = geo.data_size;
 	area.cmdr_bytes = geo.cmdr_size;
@@ -213,47 +200,43 @@ int tcmu_device::apply_transfer_limit(const device_options &opts)
 	uint64_t bytes = std::min(by_ring, opts.max_transfer_bytes);
 	uint32_t bs = lu_->block_size();
 	uint64_t blocks = std::min<uint64_t>(bytes / bs, UINT32_MAX);
-	if (blocks == 0) {
-		log_error(prefix_, "a %llu-byte data area cannot hold one %u-byte block",
-			  (unsigned long long)area.data_bytes, bs);
-		return -EINVAL;
-	}
+	if (blocks == 0)
+		return setup_error{EINVAL, "a " + std::to_string(area.data_bytes) +
+						   "-byte data area cannot hold one " +
+						   std::to_string(bs) + "-byte block"};
 	lu_->set_max_transfer_blocks(uint32_t(blocks));
 	log_info(prefix_, "maximum transfer %llu KiB (data area %llu KiB per queue, cap %llu KiB)",
 		 (unsigned long long)(blocks * bs >> 10), (unsigned long long)(area.data_bytes >> 10),
 		 (unsigned long long)(opts.max_transfer_bytes >> 10));
-	return 0;
+	return {};
 }
 
 // Queue q's uio device, checked to be what its name says: its mailbox must
 // name the same queue of the same number of queues.
-int tcmu_device::open_queue_uio(uint32_t q, uint32_t count)
+setup_result<void> tcmu_device::open_queue_uio(uint32_t q, uint32_t count)
 {
+	const std::string qs = "queue " + std::to_string(q);
 	uio_device_info qi;
-	if (int rc = find_queue_uio_device(roots_, info_, q, qi); rc < 0) {
-		log_error(prefix_, "queue %u of %u: no uio device tcmu-queue/%u/%s/%u: %s", q,
-			  count, info_.name.hba, info_.name.device.c_str(), q, strerror(-rc));
-		return rc;
-	}
+	if (int rc = find_queue_uio_device(roots_, info_, q, qi); rc < 0)
+		return setup_error{-rc, qs + " of " + std::to_string(count) +
+						": no uio device tcmu-queue/" +
+						std::to_string(info_.name.hba) + "/" + info_.name.device +
+						"/" + std::to_string(q)};
 	uio_open_options uo;
 	uo.nonblocking = true;
 	uio_device dev;
-	if (int rc = uio_device::open(roots_, qi, uo, dev); rc < 0) {
-		log_error(prefix_, "queue %u: cannot map /dev/%s: %s", q, qi.uio.c_str(),
-			  strerror(-rc));
-		return rc;
-	}
+	if (int rc = uio_device::open(roots_, qi, uo, dev); rc < 0)
+		return setup_error{-rc, qs + ": cannot map /dev/" + qi.uio};
 	auto mq = read_mq_mailbox(dev.mapping());
-	if (!mq || mq->nr_queues != count || mq->queue != q) {
-		log_error(prefix_, "queue %u: /dev/%s's mailbox says queue %u of %u", q,
-			  qi.uio.c_str(), mq ? mq->queue : 0u, mq ? mq->nr_queues : 1u);
-		return -EPROTO;
-	}
+	if (!mq || mq->nr_queues != count || mq->queue != q)
+		return setup_error{EPROTO, qs + ": /dev/" + qi.uio + "'s mailbox says queue " +
+						   std::to_string(mq ? mq->queue : 0u) + " of " +
+						   std::to_string(mq ? mq->nr_queues : 1u)};
 	queue_uios_.push_back(std::move(dev));
-	return 0;
+	return {};
 }
 
-int tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t count)
+setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t count)
 {
 	const uio_device &dev = q == 0 ? uio_ : queue_uios_[q - 1];
 	queue_params qp;
@@ -284,10 +267,11 @@ int tcmu_device::start_queue(const device_options &opts, uint32_t q, uint32_t co
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
+	// The worker has logged why, on its own thread.
 	if (int rc = worker->start(); rc < 0)
-		return rc;
+		return setup_error{-rc, "queue " + std::to_string(q) + " did not start"};
 	queues_.push_back(std::move(worker));
-	return 0;
+	return {};
 }
 
 // Once per device: "placement auto: queue 0 on CPU 0, queue 1 on CPU 1".
@@ -357,12 +341,11 @@ int tcmu_device::resize(uint64_t new_bytes)
 	}
 	if (new_bytes < old_bytes)
 		lu_->set_num_blocks(new_bytes / bs);
-	std::string why;
-	if (int rc = store_->resize(new_bytes, &why); rc < 0) {
+	if (auto resized = store_->resize(new_bytes); !resized) {
 		lu_->set_num_blocks(old_bytes / bs);
 		log_error(prefix_, "resize to %" PRIu64 " bytes refused: %s", new_bytes,
-			  why.c_str());
-		return rc;
+			  resized.error().what().c_str());
+		return resized.error().negative_errno();
 	}
 	lu_->set_num_blocks(new_bytes / bs);
 	log_info(prefix_, "resized from %" PRIu64 " to %" PRIu64 " bytes", old_bytes, new_bytes);

@@ -16,6 +16,7 @@
 #include "scsi/copy_targets.h"
 #include "scsi/logical_unit.h"
 #include "tcmud/block_backend.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -32,13 +33,14 @@ struct device_options {
 class tcmu_device {
 public:
 	// Opens the uio device, the backstore its subtype names and starts
-	// serving. nullptr with *error (-errno) and a logged reason otherwise.
+	// serving; or says why not (already logged with the device's prefix,
+	// which only the device knows).
 	// takeover: the device existed before this daemon (a restart or a
 	// crash of the previous one): its ring is reset first, see take_over().
-	static std::unique_ptr<tcmu_device> open(const device_roots &roots,
-						 const uio_device_info &info,
-						 const device_options &opts, bool takeover,
-						 int *error);
+	static setup_result<std::unique_ptr<tcmu_device>> open(const device_roots &roots,
+								const uio_device_info &info,
+								const device_options &opts,
+								bool takeover);
 	~tcmu_device();
 	tcmu_device(const tcmu_device &) = delete;
 	tcmu_device &operator=(const tcmu_device &) = delete;
@@ -61,15 +63,15 @@ public:
 
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);
-	int open_backstore();
-	int start_queues(const device_options &opts, bool takeover);
+	setup_result<void> open_backstore();
+	setup_result<void> start_queues(const device_options &opts, bool takeover);
 	void take_over();
-	int make_logical_unit(const backstore_config &bc);
+	setup_result<void> make_logical_unit(const backstore_config &bc);
 
-	int detect_queues(uint32_t &count);
-	int open_queue_uio(uint32_t q, uint32_t count);
-	int apply_transfer_limit(const device_options &opts);
-	int start_queue(const device_options &opts, uint32_t q, uint32_t count);
+	setup_result<uint32_t> detect_queues();
+	setup_result<void> open_queue_uio(uint32_t q, uint32_t count);
+	setup_result<void> apply_transfer_limit(const device_options &opts);
+	setup_result<void> start_queue(const device_options &opts, uint32_t q, uint32_t count);
 	void log_placement(const queue_placement &p) const;
 	void register_copy_target();
 

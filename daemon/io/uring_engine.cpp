@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "log/log.h"
 
@@ -55,19 +56,15 @@ constexpr unsigned reap_chunk = 32;
 
 } // namespace
 
-std::unique_ptr<uring_engine> uring_engine::create(const uring_options &opts,
-						   int *error)
+setup_result<std::unique_ptr<uring_engine>> uring_engine::create(const uring_options &opts)
 {
 	std::unique_ptr<uring_engine> engine(new uring_engine());
-	int ret = engine->setup(opts);
-	if (ret < 0) {
-		*error = ret;
-		return nullptr;
-	}
+	if (auto set_up = engine->setup(opts); !set_up)
+		return set_up.error();
 	return engine;
 }
 
-int uring_engine::setup(const uring_options &opts)
+setup_result<void> uring_engine::setup(const uring_options &opts)
 {
 	int ret = -EINVAL;
 	for (unsigned flags : setup_attempts) {
@@ -81,13 +78,16 @@ int uring_engine::setup(const uring_options &opts)
 			break;
 	}
 	if (ret < 0)
-		return ret;
+		return setup_error{-ret, "io_uring setup failed (" + std::to_string(opts.entries) +
+					 " entries)"};
 	ring_ready_ = true;
 	fixed_files_.assign(opts.fixed_files, -1);
 	waiters_.reserve(64);
 	waiters_running_.reserve(64);
 	waker_ = std::make_unique<wake_channel>(*this);
-	return waker_->open();
+	if (int rc = waker_->open(); rc < 0)
+		return setup_error{-rc, "io_uring wake channel (eventfd) failed"};
+	return {};
 }
 
 uring_engine::~uring_engine()

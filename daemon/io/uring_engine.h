@@ -20,6 +20,7 @@
 #include "io/fd_watch.h"
 #include "io/wake_channel.h"
 #include "tcmud/io_engine.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -31,9 +32,8 @@ struct uring_options {
 
 class uring_engine final : public io_engine {
 public:
-	// Returns nullptr and sets *error (-errno) if no ring can be set up.
-	static std::unique_ptr<uring_engine> create(const uring_options &opts,
-						    int *error);
+	// The engine, or why no ring could be set up (the caller logs it).
+	static setup_result<std::unique_ptr<uring_engine>> create(const uring_options &opts);
 	~uring_engine();
 	uring_engine(const uring_engine &) = delete;
 	uring_engine &operator=(const uring_engine &) = delete;
@@ -80,7 +80,7 @@ public:
 
 private:
 	uring_engine() = default;
-	int setup(const uring_options &opts);
+	setup_result<void> setup(const uring_options &opts);
 	io_uring_sqe *next_sqe(uint64_t user_data);
 	int reap();
 	void dispatch(const io_uring_cqe &cqe);

@@ -85,6 +85,13 @@ public:
 	std::span<const uint8_t> sense() const { return {sense_.data(), sense_length_}; }
 	// Data-in bytes actually returned (TCMU's read_len).
 	uint64_t read_len() const { return read_len_; }
+	// Data-out bytes the command consumed. TCMU gives a command one data
+	// buffer, data-in or data-out: a good command that returned no data-in
+	// took its whole buffer as data-out.
+	uint64_t written_bytes() const
+	{
+		return status_ == SAM_STAT_GOOD && read_len_ == 0 ? data_bytes_ : 0;
+	}
 	command_owner *owner() const { return owner_; }
 
 	// --- for the SCSI layer's command handlers ---

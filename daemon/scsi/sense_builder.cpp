@@ -33,6 +33,16 @@ std::size_t copy_out(std::span<const uint8_t> built, std::span<uint8_t> out)
 
 } // namespace
 
+int sense_key_of(std::span<const uint8_t> sense)
+{
+	// 70h/71h and 72h/73h: bit 0 tells current from deferred.
+	if (sense.size() > 2 && (sense[0] & 0x7e) == RESPONSE_CODE_FIXED_CURRENT)
+		return sense[2] & 0x0f;
+	if (sense.size() > 1 && (sense[0] & 0x7e) == RESPONSE_CODE_DESCRIPTOR_CURRENT)
+		return sense[1] & 0x0f;
+	return -1;
+}
+
 std::size_t sense_builder::build(bool descriptor_format, std::span<uint8_t> out) const
 {
 	return descriptor_format ? build_descriptor(out) : build_fixed(out);

@@ -71,4 +71,8 @@ private:
 	std::optional<field_pointer> field_;
 };
 
+// The sense key of current or deferred sense data in either format (fixed
+// 70h/71h: byte 2; descriptor 72h/73h: byte 1), or -1 if `sense` is neither.
+int sense_key_of(std::span<const uint8_t> sense);
+
 } // namespace tcmud::scsi

@@ -31,41 +31,29 @@ struct backing_file {
 	uint32_t dio_align = 0; // 0: unknown
 };
 
-// The outcome of one step of open(): 0, or -errno with the reason.
-struct open_error {
-	int error = 0;
-	std::string reason;
-};
-
-open_error fail(int error, std::string reason)
-{
-	return {error, std::move(reason)};
-}
-
-open_error open_backing(const file_config &cfg, backing_file *out)
+// Each step of open() gives nothing or a setup_error; errno is read in the
+// brace initialiser, before the message is built.
+setup_result<void> open_backing(const file_config &cfg, backing_file *out)
 {
 	int flags = O_RDWR | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
 	out->fd.reset(::open(cfg.path.c_str(), flags));
 	if (!out->fd) {
-		int err = errno;
-		std::string why = cfg.path + ": " + strerror(err);
-		if (err == EINVAL && cfg.direct)
-			why += " (the file system may not support O_DIRECT)";
-		return fail(-err, why);
+		setup_error e{errno, cfg.path};
+		if (e.error == EINVAL && cfg.direct)
+			e.hint = "the file system may not support O_DIRECT";
+		return e;
 	}
 	struct stat st;
 	if (fstat(out->fd.get(), &st) < 0)
-		return fail(-errno, cfg.path + ": fstat: " + strerror(errno));
+		return setup_error{errno, cfg.path + ": fstat"};
 	if (S_ISREG(st.st_mode)) {
 		out->size = static_cast<uint64_t>(st.st_size);
 	} else if (S_ISBLK(st.st_mode)) {
 		out->is_block = true;
 		if (ioctl(out->fd.get(), BLKGETSIZE64, &out->size) < 0)
-			return fail(-errno, cfg.path + ": BLKGETSIZE64: " +
-						    strerror(errno));
+			return setup_error{errno, cfg.path + ": BLKGETSIZE64"};
 	} else {
-		return fail(-EINVAL, cfg.path +
-					     " is neither a regular file nor a block device");
+		return setup_error{EINVAL, cfg.path + " is neither a regular file nor a block device"};
 	}
 	return {};
 }
@@ -73,8 +61,8 @@ open_error open_backing(const file_config &cfg, backing_file *out)
 // O_DIRECT needs every offset and length aligned to what the file system or
 // device asks; the SCSI layer only ever sends whole blocks, so the block
 // size must be a multiple of it.
-open_error check_direct_alignment(const backstore_config &cfg,
-				  const file_config &fcfg, backing_file *file)
+setup_result<void> check_direct_alignment(const backstore_config &cfg,
+					  const file_config &fcfg, backing_file *file)
 {
 	if (file->is_block) {
 		int lbs = 0;
@@ -88,18 +76,18 @@ open_error check_direct_alignment(const backstore_config &cfg,
 			// Memory alignment too: buffers come page aligned
 			// (io_buffer_alignment), never more.
 			if (stx.stx_dio_mem_align > io_buffer_alignment)
-				return fail(-EINVAL, fcfg.path + " needs O_DIRECT buffers aligned to " +
-							     std::to_string(stx.stx_dio_mem_align) +
-							     " bytes, more than the " +
-							     std::to_string(io_buffer_alignment) +
-							     " tcmud provides");
+				return setup_error{EINVAL, fcfg.path +
+								   " needs O_DIRECT buffers aligned to " +
+								   std::to_string(stx.stx_dio_mem_align) +
+								   " bytes, more than the " +
+								   std::to_string(io_buffer_alignment) +
+								   " tcmud provides"};
 		}
 	}
 	if (file->dio_align && cfg.block_size % file->dio_align != 0)
-		return fail(-EINVAL, fcfg.path + " needs O_DIRECT alignment of " +
-					     std::to_string(file->dio_align) +
-					     " bytes; block size " +
-					     std::to_string(cfg.block_size) + " is not a multiple");
+		return setup_error{EINVAL, fcfg.path + " needs O_DIRECT alignment of " +
+						   std::to_string(file->dio_align) + " bytes; block size " +
+						   std::to_string(cfg.block_size) + " is not a multiple"};
 	return {};
 }
 
@@ -142,22 +130,21 @@ int current_size(int fd, bool *is_block, uint64_t *size)
 // refused, or grown when the cfgstring says extend=1; a block device cannot
 // grow. A longer one is left as it is: only `wanted` bytes are served, and
 // that is logged. Used at open and by resize().
-open_error ensure_size(int fd, const std::string &path, bool extend,
-		       uint64_t wanted, const std::string &log_prefix)
+setup_result<void> ensure_size(int fd, const std::string &path, bool extend,
+			       uint64_t wanted, const std::string &log_prefix)
 {
 	bool is_block = false;
 	uint64_t have = 0;
 	if (int err = current_size(fd, &is_block, &have); err < 0)
-		return fail(err, path + ": cannot read its size: " + strerror(-err));
+		return setup_error{-err, path + ": cannot read its size"};
 	if (have < wanted) {
 		if (!extend || is_block)
-			return fail(-EINVAL,
-				    path + " is " + std::to_string(have) +
-					    " bytes, smaller than the device size " +
-					    std::to_string(wanted) +
-					    (is_block ? "" : "; add ;extend=1 to grow it"));
+			return setup_error{EINVAL, path + " is " + std::to_string(have) +
+							   " bytes, smaller than the device size " +
+							   std::to_string(wanted),
+					   is_block ? "" : "add ;extend=1 to grow it"};
 		if (ftruncate(fd, static_cast<off_t>(wanted)) < 0)
-			return fail(-errno, path + ": cannot extend: " + strerror(errno));
+			return setup_error{errno, path + ": cannot extend"};
 		log_info(log_prefix, "extended %s from %" PRIu64 " to %" PRIu64 " bytes",
 			 path.c_str(), have, wanted);
 	} else if (have > wanted) {
@@ -203,33 +190,26 @@ file_backstore::file_backstore(unique_fd fd, uint64_t size, backstore_caps caps,
 {
 }
 
-std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
-						int *error, std::string *reason)
+setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backstore_config &cfg)
 {
 	file_config fcfg;
 	backing_file file;
-	open_error result;
-	std::string bad_syntax = parse_file_config(cfg.cfgstring, &fcfg);
-	if (!bad_syntax.empty())
-		result = fail(-EINVAL, bad_syntax);
-	else if (cfg.dev_size == 0 || cfg.block_size == 0)
-		result = fail(-EINVAL, "device size or block size is 0");
-	if (!result.error)
-		result = open_backing(fcfg, &file);
-	if (!result.error && fcfg.direct)
-		result = check_direct_alignment(cfg, fcfg, &file);
-	if (!result.error)
-		result = ensure_size(file.fd.get(), fcfg.path, fcfg.extend, cfg.dev_size,
+	if (std::string bad_syntax = parse_file_config(cfg.cfgstring, &fcfg); !bad_syntax.empty())
+		return setup_error{EINVAL, bad_syntax};
+	if (cfg.dev_size == 0 || cfg.block_size == 0)
+		return setup_error{EINVAL, "device size or block size is 0"};
+	if (auto opened = open_backing(fcfg, &file); !opened)
+		return opened.error();
+	if (fcfg.direct)
+		if (auto aligned = check_direct_alignment(cfg, fcfg, &file); !aligned)
+			return aligned.error();
+	if (auto sized = ensure_size(file.fd.get(), fcfg.path, fcfg.extend, cfg.dev_size,
 				     cfg.log_prefix);
+	    !sized)
+		return sized.error();
 	// probe_caps() punches past the end: it must see the size just grown.
-	if (!result.error && file.size < cfg.dev_size)
+	if (file.size < cfg.dev_size)
 		file.size = cfg.dev_size;
-	if (result.error) {
-		log_error(cfg.log_prefix, "cannot open: %s", result.reason.c_str());
-		*error = result.error;
-		*reason = std::move(result.reason);
-		return nullptr;
-	}
 	backstore_caps caps = probe_caps(file);
 	// PRE-FETCH reads ahead into the page cache; O_DIRECT reads skip it.
 	caps.prefetch = !fcfg.direct;
@@ -237,7 +217,7 @@ std::unique_ptr<backstore> file_backstore::open(const backstore_config &cfg,
 	log_info(cfg.log_prefix, "serving %s: %" PRIu64 " bytes%s, discard %s, write zeroes %s",
 		 fcfg.path.c_str(), cfg.dev_size, fcfg.direct ? ", O_DIRECT" : "",
 		 caps.discard ? "yes" : "no", caps.write_zeroes ? "yes" : "no");
-	return std::unique_ptr<backstore>(new file_backstore(
+	return std::unique_ptr<file_backstore>(new file_backstore(
 		std::move(file.fd), cfg.dev_size, caps, fcfg.direct, fcfg.path, fcfg.extend,
 		cfg.log_prefix));
 }
@@ -255,20 +235,15 @@ std::unique_ptr<backend_queue> file_backstore::open_queue(io_engine &engine)
 	return q;
 }
 
-int file_backstore::resize(uint64_t new_size, std::string *reason)
+setup_result<void> file_backstore::resize(uint64_t new_size)
 {
-	if (new_size == 0) {
-		*reason = "a device size of 0 bytes";
-		return -EINVAL;
-	}
-	open_error result = ensure_size(fd_.get(), path_, extend_, new_size, log_prefix_);
-	if (result.error) {
-		*reason = std::move(result.reason);
-		return result.error;
-	}
+	if (new_size == 0)
+		return setup_error{EINVAL, "a device size of 0 bytes"};
+	if (auto sized = ensure_size(fd_.get(), path_, extend_, new_size, log_prefix_); !sized)
+		return sized;
 	// The file is long enough before any queue may use the new bound.
 	size_.store(new_size, std::memory_order_release);
-	return 0;
+	return {};
 }
 
 } // namespace tcmud

@@ -16,15 +16,13 @@ namespace tcmud {
 
 class file_backstore final : public backstore {
 public:
-	// handler_ops::open. On failure returns nullptr with *error (-errno)
-	// and *reason set; the reason is also logged with the device prefix.
-	static std::unique_ptr<backstore> open(const backstore_config &cfg,
-					       int *error, std::string *reason);
+	// handler_ops::open; the caller logs a failure.
+	static setup_result<std::unique_ptr<file_backstore>> open(const backstore_config &cfg);
 
 	uint64_t size_bytes() const override { return size_.load(std::memory_order_acquire); }
 	backstore_caps caps() const override { return caps_; }
 	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override;
-	int resize(uint64_t new_size, std::string *reason) override;
+	setup_result<void> resize(uint64_t new_size) override;
 
 	bool direct() const { return direct_; }
 

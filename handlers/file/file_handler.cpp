@@ -7,10 +7,12 @@
 namespace tcmud {
 namespace {
 
-std::unique_ptr<backstore> open_file(const backstore_config &cfg, int *error,
-				     std::string *reason)
+setup_result<std::unique_ptr<backstore>> open_file(const backstore_config &cfg)
 {
-	return file_backstore::open(cfg, error, reason);
+	auto store = file_backstore::open(cfg);
+	if (!store)
+		return store.error();
+	return std::unique_ptr<backstore>(std::move(*store));
 }
 
 } // namespace

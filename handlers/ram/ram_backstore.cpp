@@ -46,32 +46,22 @@ std::string check_ram_config(std::string_view cfgstring)
 	return {};
 }
 
-std::unique_ptr<backstore> ram_backstore::open(const backstore_config &cfg, int *error,
-					       std::string *reason)
+setup_result<std::unique_ptr<backstore>> ram_backstore::open(const backstore_config &cfg)
 {
-	// The caller logs the reason once, with the device prefix.
-	auto refuse = [&](int err, std::string why) -> std::unique_ptr<backstore> {
-		*error = err;
-		*reason = std::move(why);
-		return nullptr;
-	};
 	if (std::string why = check_ram_config(cfg.cfgstring); !why.empty())
-		return refuse(-EINVAL, std::move(why));
+		return setup_error{EINVAL, std::move(why)};
 	if (cfg.dev_size == 0)
-		return refuse(-EINVAL, "a ram device needs a dev_size");
+		return setup_error{EINVAL, "a ram device needs a dev_size"};
 	uint64_t ram = machine_memory();
 	if (ram && cfg.dev_size > ram)
-		return refuse(-ENOMEM, "a ram device of " + std::to_string(cfg.dev_size) +
-					       " bytes is larger than this machine's memory (" +
-					       std::to_string(ram) + " bytes)");
+		return setup_error{ENOMEM, "a ram device of " + std::to_string(cfg.dev_size) +
+						   " bytes is larger than this machine's memory (" +
+						   std::to_string(ram) + " bytes)"};
 	// Not reserved: pages exist once written, like a sparse file.
 	void *addr = mmap(nullptr, cfg.dev_size, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (addr == MAP_FAILED) {
-		int err = errno;
-		return refuse(-err, "cannot map " + std::to_string(cfg.dev_size) +
-					    " bytes: " + strerror(err));
-	}
+	if (addr == MAP_FAILED)
+		return setup_error{errno, "cannot map " + std::to_string(cfg.dev_size) + " bytes"};
 	log_info(cfg.log_prefix, "ram device of %llu bytes (contents are lost when it is "
 		 "removed or tcmud stops)", static_cast<unsigned long long>(cfg.dev_size));
 	return std::unique_ptr<backstore>(new ram_backstore(mapped_region(addr, cfg.dev_size)));

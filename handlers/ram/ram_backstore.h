@@ -21,11 +21,11 @@ std::string check_ram_config(std::string_view cfgstring);
 
 class ram_backstore final : public backstore {
 public:
-	// handler_ops::open; the caller logs *reason. Refuses a size that is zero or larger than the
-	// machine's memory (the mapping is not reserved up front: a LUN larger
-	// than RAM would end with the OOM killer, not with an error).
-	static std::unique_ptr<backstore> open(const backstore_config &cfg, int *error,
-					       std::string *reason);
+	// handler_ops::open; the caller logs a failure. Refuses a size that is
+	// zero or larger than the machine's memory (the mapping is not reserved
+	// up front: a LUN larger than RAM would end with the OOM killer, not
+	// with an error).
+	static setup_result<std::unique_ptr<backstore>> open(const backstore_config &cfg);
 
 	uint64_t size_bytes() const override { return memory_.bytes().size(); }
 	backstore_caps caps() const override;

@@ -22,47 +22,46 @@ const char *to_string(rbd_lock_state state)
 	return "?";
 }
 
-std::unique_ptr<backstore> rbd_backstore::open(const backstore_config &cfg, int *error,
-					       std::string *reason)
+setup_result<std::unique_ptr<backstore>> rbd_backstore::open(const backstore_config &cfg)
 {
-	return open_with(cfg, rbd_open_options{}, error, reason);
+	auto store = open_with(cfg, rbd_open_options{});
+	if (!store)
+		return store.error();
+	return std::unique_ptr<backstore>(std::move(*store));
 }
 
-std::unique_ptr<rbd_backstore> rbd_backstore::open_with(const backstore_config &cfg,
-							const rbd_open_options &options,
-							int *error, std::string *reason)
+setup_result<std::unique_ptr<rbd_backstore>>
+rbd_backstore::open_with(const backstore_config &cfg, const rbd_open_options &options)
 {
-	auto refuse = [&](int err, std::string why) -> std::unique_ptr<rbd_backstore> {
-		*error = err;
-		*reason = std::move(why);
-		return nullptr;
-	};
 	rbd_config rcfg;
 	if (std::string why = parse_rbd_config(cfg.cfgstring, &rcfg); !why.empty())
-		return refuse(-EINVAL, why);
+		return setup_error{EINVAL, why};
 	if (cfg.dev_size == 0 || cfg.block_size == 0)
-		return refuse(-EINVAL, "device size or block size is 0");
-	auto session = rbd_session::open(rcfg, error, reason);
-	if (!session)
-		return refuse(*error, *reason);
+		return setup_error{EINVAL, "device size or block size is 0"};
+	auto opened = rbd_session::open(rcfg);
+	if (!opened)
+		return opened.error();
+	std::unique_ptr<rbd_session> session = std::move(*opened);
 	const std::string target = rcfg.pool + "/" + rcfg.image;
 
+	// librbd returns -errno.
 	uint64_t image_size = 0;
 	if (int r = rbd_get_size(session->image(), &image_size); r < 0)
-		return refuse(r, target + ": cannot read its size: " + strerror(-r));
+		return setup_error{-r, target + ": cannot read its size"};
 	// Like tcmu-runner: the LUN is the image, byte for byte. A larger
 	// image would hide data; a smaller one cannot be served.
 	if (image_size != cfg.dev_size)
-		return refuse(-EINVAL, "image " + target + " is " + std::to_string(image_size) +
-					       " bytes but the device size is " +
-					       std::to_string(cfg.dev_size) +
-					       "; make them equal (rbd resize, or the device's dev_size)");
+		return setup_error{EINVAL,
+				   "image " + target + " is " + std::to_string(image_size) +
+					   " bytes but the device size is " +
+					   std::to_string(cfg.dev_size),
+				   "make them equal (rbd resize, or the device's dev_size)"};
 	rbd_image_info_t info{};
 	if (int r = rbd_stat(session->image(), &info, sizeof(info)); r < 0)
-		return refuse(r, target + ": rbd_stat: " + strerror(-r));
+		return setup_error{-r, target + ": rbd_stat"};
 	uint64_t features = 0;
 	if (int r = rbd_get_features(session->image(), &features); r < 0)
-		return refuse(r, target + ": cannot read its features: " + strerror(-r));
+		return setup_error{-r, target + ": cannot read its features"};
 	uint64_t flags = 0;
 	rbd_get_flags(session->image(), &flags);
 
@@ -300,18 +299,20 @@ void rbd_backstore::reopen()
 	for (unsigned attempt = 1;; attempt++) {
 		if (!keeper_sleep(delay))
 			return;
-		int error = 0;
+		auto opened = rbd_session::open(rcfg_);
 		std::string why;
-		auto fresh = rbd_session::open(rcfg_, &error, &why);
 		uint64_t size = 0;
-		if (fresh && (error = rbd_get_size(fresh->image(), &size)) < 0)
-			why = std::string("cannot read its size: ") + strerror(-error);
-		if (!fresh || error < 0) {
+		if (!opened)
+			why = opened.error().what();
+		else if (int r = rbd_get_size((*opened)->image(), &size); r < 0)
+			why = setup_error{-r, "cannot read its size"}.what();
+		if (!why.empty()) {
 			delay = std::min(2 * delay, options_.reopen_backoff_max);
 			log_warn(log_prefix_, "reopen of %s, attempt %u, failed: %s; next in %lld ms",
 				 target_.c_str(), attempt, why.c_str(), (long long)delay.count());
 			continue;
 		}
+		std::unique_ptr<rbd_session> fresh = std::move(*opened);
 		if (size != size_bytes())
 			log_warn(log_prefix_, "%s is now %" PRIu64 " bytes, the device %" PRIu64
 				 "; I/O stays within the device", target_.c_str(), size,
@@ -378,38 +379,31 @@ int64_t rbd_backstore::note_result(int64_t result, bool writing)
 	return result;
 }
 
-int rbd_backstore::resize(uint64_t new_size, std::string *reason)
+setup_result<void> rbd_backstore::resize(uint64_t new_size)
 {
 	std::lock_guard lock(session_mutex_);
-	if (!session_) {
-		*reason = target_ + " is being reopened after a blocklist; retry the resize";
-		return -ENOTCONN;
-	}
+	if (!session_)
+		return setup_error{ENOTCONN, target_ + " is being reopened after a blocklist",
+				   "retry the resize"};
 	uint64_t have = 0;
-	if (int r = rbd_get_size(session_->image(), &have); r < 0) {
-		*reason = target_ + ": cannot read its size: " + strerror(-r);
-		return r;
-	}
-	if (new_size < have) {
-		*reason = "shrinking image " + target_ + " from " + std::to_string(have) + " to " +
-			  std::to_string(new_size) +
-			  " bytes would destroy its tail; tcmud never shrinks an image "
-			  "(shrink it with rbd resize --allow-shrink first, if that is meant)";
-		return -EINVAL;
-	}
+	if (int r = rbd_get_size(session_->image(), &have); r < 0)
+		return setup_error{-r, target_ + ": cannot read its size"};
+	if (new_size < have)
+		return setup_error{EINVAL,
+				   "shrinking image " + target_ + " from " + std::to_string(have) +
+					   " to " + std::to_string(new_size) +
+					   " bytes would destroy its tail; tcmud never shrinks an image",
+				   "shrink it with rbd resize --allow-shrink first, if that is meant"};
 	if (new_size > have) {
-		int r = rbd_resize(session_->image(), new_size);
-		if (r < 0) {
-			*reason = "rbd_resize of " + target_ + " to " + std::to_string(new_size) +
-				  " bytes: " + strerror(-r);
-			return r;
-		}
+		if (int r = rbd_resize(session_->image(), new_size); r < 0)
+			return setup_error{-r, "rbd_resize of " + target_ + " to " +
+						       std::to_string(new_size) + " bytes"};
 		log_info(log_prefix_, "grew image %s from %" PRIu64 " to %" PRIu64 " bytes",
 			 target_.c_str(), have, new_size);
 	}
 	// The image is that long before any queue may use the new bound.
 	size_.store(new_size, std::memory_order_release);
-	return 0;
+	return {};
 }
 
 std::unique_ptr<backend_queue> rbd_backstore::open_queue(io_engine &engine)

@@ -90,16 +90,14 @@ struct rbd_queue_probe {
 class rbd_backstore final : public backstore {
 public:
 	// handler_ops::open.
-	static std::unique_ptr<backstore> open(const backstore_config &cfg, int *error,
-					       std::string *reason);
-	static std::unique_ptr<rbd_backstore> open_with(const backstore_config &cfg,
-							const rbd_open_options &options,
-							int *error, std::string *reason);
+	static setup_result<std::unique_ptr<backstore>> open(const backstore_config &cfg);
+	static setup_result<std::unique_ptr<rbd_backstore>>
+	open_with(const backstore_config &cfg, const rbd_open_options &options);
 	~rbd_backstore() override;
 
 	uint64_t size_bytes() const override { return size_.load(std::memory_order_acquire); }
 	backstore_caps caps() const override { return caps_; }
-	int resize(uint64_t new_size, std::string *reason) override;
+	setup_result<void> resize(uint64_t new_size) override;
 	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override;
 
 	// --- for rbd_queue, on any queue thread ---

@@ -9,11 +9,6 @@
 namespace tcmud {
 namespace {
 
-std::string errno_text(int err)
-{
-	return std::string(strerror(-err)) + " (" + std::to_string(err) + ")";
-}
-
 std::string conf_get(rados_t cluster, const char *key)
 {
 	char buf[512] = {};
@@ -86,8 +81,7 @@ rbd_session::~rbd_session()
 		rados_shutdown(cluster_);
 }
 
-std::unique_ptr<rbd_session> rbd_session::open(const rbd_config &cfg, int *error,
-					       std::string *reason)
+setup_result<std::unique_ptr<rbd_session>> rbd_session::open(const rbd_config &cfg)
 {
 	std::unique_ptr<rbd_session> s(new rbd_session());
 	const std::string id = cfg.id.empty() ? "admin" : cfg.id;
@@ -95,21 +89,16 @@ std::unique_ptr<rbd_session> rbd_session::open(const rbd_config &cfg, int *error
 								  default_conf_path() + " first)"
 							: cfg.conf;
 	s->who_ = "client." + id + " with " + conf_shown;
-	auto fail = [&](int err, std::string why) -> std::unique_ptr<rbd_session> {
-		*error = err;
-		*reason = std::move(why);
-		return nullptr;
-	};
-
+	// librados returns -errno; setup_error's text adds strerror.
 	int r = rados_create(&s->cluster_, id.c_str());
 	if (r < 0)
-		return fail(r, "rados_create for client." + id + ": " + errno_text(r));
+		return setup_error{-r, "rados_create for client." + id};
 	// Without conf= librados searches its usual places; finding none is
 	// not an error yet (mon_host may come from the environment), so only
 	// a named file must be readable.
 	r = rados_conf_read_file(s->cluster_, cfg.conf.empty() ? nullptr : cfg.conf.c_str());
 	if (r < 0 && !cfg.conf.empty())
-		return fail(r, "cannot read conf " + cfg.conf + ": " + errno_text(r));
+		return setup_error{-r, "cannot read conf " + cfg.conf};
 	rados_conf_parse_env(s->cluster_, nullptr);
 
 	s->cache_enabled_ = conf_enables_cache(cfg.conf.empty() ? default_conf_path() : cfg.conf, id);
@@ -130,40 +119,39 @@ std::unique_ptr<rbd_session> rbd_session::open(const rbd_config &cfg, int *error
 	for (const auto &setting : settings) {
 		r = rados_conf_set(s->cluster_, setting.key, setting.value.c_str());
 		if (r < 0)
-			return fail(r, std::string("cannot set ") + setting.key + "=" + setting.value +
-					       ": " + errno_text(r));
+			return setup_error{-r, std::string("cannot set ") + setting.key + "=" +
+						       setting.value};
 	}
 
 	r = rados_connect(s->cluster_);
 	if (r < 0) {
 		std::string mons = conf_get(s->cluster_, "mon_host");
 		std::string keyring = conf_get(s->cluster_, "keyring");
-		std::string why = "cannot connect to the cluster as " + s->who_ + ": " + errno_text(r);
+		setup_error e{-r, "cannot connect to the cluster as " + s->who_};
 		if (mons.empty())
-			why += "; no monitors configured (mon_host is empty: is the conf right?)";
+			e.hint = "no monitors configured (mon_host is empty: is the conf right?)";
 		else if (r == -ETIMEDOUT)
-			why += "; no monitor at " + mons + " answered within " + timeout + " s";
+			e.hint = "no monitor at " + mons + " answered within " + timeout + " s";
 		else if (r == -EACCES || r == -EPERM)
-			why += "; authentication failed: does client." + id +
-			       " exist, and is its key in " + keyring + "?";
+			e.hint = "authentication failed: does client." + id +
+				 " exist, and is its key in " + keyring + "?";
 		else if (r == -ENOENT)
-			why += "; no key for client." + id + " (keyring " + keyring + ")";
-		return fail(r, why);
+			e.hint = "no key for client." + id + " (keyring " + keyring + ")";
+		return e;
 	}
 	r = rados_ioctx_create(s->cluster_, cfg.pool.c_str(), &s->ioctx_);
 	if (r < 0)
-		return fail(r, "pool '" + cfg.pool + "': " +
-				       (r == -ENOENT ? std::string("no such pool") : errno_text(r)) +
-				       " (as " + s->who_ + ")");
+		return setup_error{-r, "pool '" + cfg.pool + "' (as " + s->who_ + ")",
+				   r == -ENOENT ? "no such pool" : ""};
 	s->image_name_ = cfg.image;
 	r = rbd_open(s->ioctx_, cfg.image.c_str(), &s->image_, nullptr);
 	if (r < 0) {
 		s->image_ = nullptr;
-		std::string what = r == -ENOENT ? "no such image in pool '" + cfg.pool + "'"
+		std::string hint = r == -ENOENT ? "no such image in pool '" + cfg.pool + "'"
 			: (r == -EPERM || r == -EACCES)
 				? "client." + id + " may not open it (check its osd caps)"
-				: errno_text(r);
-		return fail(r, "image '" + cfg.pool + "/" + cfg.image + "': " + what);
+				: "";
+		return setup_error{-r, "image '" + cfg.pool + "/" + cfg.image + "'", hint};
 	}
 	return s;
 }

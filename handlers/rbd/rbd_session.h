@@ -14,6 +14,7 @@
 #include <string>
 
 #include "rbd/rbd_config.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -26,9 +27,8 @@ public:
 	rbd_session(const rbd_session &) = delete;
 	rbd_session &operator=(const rbd_session &) = delete;
 
-	// Returns the session, or nullptr with *error (-errno) and *reason.
-	static std::unique_ptr<rbd_session> open(const rbd_config &cfg, int *error,
-						 std::string *reason);
+	// The session, or why not.
+	static setup_result<std::unique_ptr<rbd_session>> open(const rbd_config &cfg);
 	// Another handle on the same image through the same client (one per
 	// queue, for the measurement in rbd_backstore.h). 0 or -errno.
 	int open_image(rbd_image_t *image) const;

@@ -23,6 +23,7 @@
 
 #include "tcmud/io_completion.h"
 #include "tcmud/io_engine.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -129,12 +130,11 @@ public:
 	// RECONFIG_DEVICE with a new dev_size, from the control thread while
 	// queues run. Grows the backing store if it must and may, never
 	// destroys data when shrinking (the tail is only no longer served).
-	// 0, or -errno with *reason; on failure the served size is unchanged.
-	virtual int resize(uint64_t new_size, std::string *reason)
+	// On failure the served size is unchanged; the caller logs why.
+	virtual setup_result<void> resize(uint64_t new_size)
 	{
 		(void)new_size;
-		*reason = "this backstore cannot change its size";
-		return -EOPNOTSUPP;
+		return setup_error{EOPNOTSUPP, "this backstore cannot change its size"};
 	}
 	// A per-queue I/O channel submitting through that queue's io_engine.
 	virtual std::unique_ptr<backend_queue> open_queue(io_engine &engine) = 0;
@@ -156,9 +156,9 @@ struct handler_ops {
 	std::string_view config_desc;  // shown by targetcli (ConfigDesc)
 	// Returns an empty string if cfgstring is acceptable, else the reason.
 	std::string (*check_config)(std::string_view cfgstring);
-	// Returns the backstore or sets *error (negative errno) and *reason.
-	std::unique_ptr<backstore> (*open)(const backstore_config &cfg,
-					   int *error, std::string *reason);
+	// The backstore, or why not (the caller logs it once, with the
+	// device's prefix).
+	setup_result<std::unique_ptr<backstore>> (*open)(const backstore_config &cfg);
 };
 
 } // namespace tcmud

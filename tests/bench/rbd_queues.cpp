@@ -68,10 +68,10 @@ void slot::io_done(int64_t result)
 uint64_t run_queue(rbd_backstore &store, unsigned depth, bool write, double seconds,
 		   uint64_t *errors)
 {
-	int error = 0;
-	auto engine = uring_engine::create({}, &error);
-	if (!engine)
+	auto created = uring_engine::create({});
+	if (!created)
 		return 0;
+	auto engine = std::move(*created);
 	auto queue = store.open_queue(*engine);
 	runner r;
 	r.queue = queue.get();
@@ -138,13 +138,12 @@ int main(int argc, char **argv)
 	cfg.log_prefix = "rbd/bench:";
 	rbd_open_options opts;
 	opts.handle_per_queue = mode == "queue";
-	int error = 0;
-	std::string reason;
-	auto store = rbd_backstore::open_with(cfg, opts, &error, &reason);
-	if (!store) {
-		fprintf(stderr, "open: %s\n", reason.c_str());
+	auto opened = rbd_backstore::open_with(cfg, opts);
+	if (!opened) {
+		fprintf(stderr, "open: %s\n", opened.error().what().c_str());
 		return 1;
 	}
+	auto store = std::move(*opened);
 	rusage before{};
 	getrusage(RUSAGE_SELF, &before);
 	std::vector<std::thread> threads;

@@ -30,13 +30,12 @@ scratch_unit::scratch_unit(uint32_t block, uint64_t blocks, const std::string &s
 	}
 	bc.dev_size = blocks * block;
 	bc.block_size = block;
-	int error = 0;
-	std::string reason;
 	const handler_ops *handler = find_handler(subtype);
 	REQUIRE(handler);
-	store = handler->open(bc, &error, &reason);
-	INFO(reason);
-	REQUIRE(store);
+	auto opened = handler->open(bc);
+	INFO((opened ? "" : opened.error().what()));
+	REQUIRE(opened);
+	store = std::move(*opened);
 
 	scsi::logical_unit_config lc;
 	lc.block_size = block;

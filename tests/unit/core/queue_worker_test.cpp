@@ -118,6 +118,23 @@ TEST_CASE("queue worker: an entry whose iovec points outside the data area fails
 	REQUIRE(h.worker->stats().malformed.load() == 1);
 }
 
+TEST_CASE("queue worker: a malformed entry's sense is in the format D_SENSE asks for")
+{
+	set_log_level(log_level::error);
+	harness h;
+	h.unit.lu->set_descriptor_sense(true);
+	REQUIRE(h.model.queue_command(cdb10(0x28, 0, 1), {}, block));
+	uint64_t entry = h.model.cmdr_off() + h.model.last_entry_pos();
+	h.model.poke_u64(entry + 44, h.model.mapping().size() + 4096);
+	h.interrupt();
+	h.collect(1);
+	const auto &bad = h.model.completions()[0];
+	REQUIRE(bad.scsi_status == 0x02);
+	REQUIRE(bad.sense[0] == 0x72);          // descriptor format, current
+	REQUIRE((bad.sense[1] & 0x0f) == 0x04); // HARDWARE ERROR
+	REQUIRE(bad.sense[2] == 0x44);          // internal target failure
+}
+
 namespace {
 
 // A backstore whose reads and writes stay in flight until the test lets them

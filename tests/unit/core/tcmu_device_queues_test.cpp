@@ -57,11 +57,11 @@ struct mq_tree {
 		fake_tree::write(t.roots.dev / uio, content);
 	}
 
-	std::unique_ptr<tcmu_device> open(int *error)
+	setup_result<std::unique_ptr<tcmu_device>> open()
 	{
 		uio_device_info info;
 		REQUIRE(read_uio_device(t.roots, "uio2", info) == 0);
-		return tcmu_device::open(t.roots, info, device_options{}, false, error);
+		return tcmu_device::open(t.roots, info, device_options{}, false);
 	}
 };
 
@@ -74,12 +74,10 @@ TEST_CASE("a device whose queue 0 mailbox says 3 queues is served by 3 workers o
 	m.add_queue(7, "tcmu-queue/1/disk/2", 2);
 	m.add_queue(5, "tcmu-queue/1/disk/1", 1);
 	m.add_queue(6, "tcmu-queue/1/other/1", 1); // another device's queue
-	int error = 0;
-	auto dev = m.open(&error);
-	REQUIRE(error == 0);
+	auto dev = m.open();
 	REQUIRE(dev);
-	CHECK(dev->queues().size() == 3);
-	dev->stop();
+	CHECK((*dev)->queues().size() == 3);
+	(*dev)->stop();
 }
 
 TEST_CASE("a classic mailbox means one queue, whatever tcmu-queue devices exist")
@@ -87,11 +85,10 @@ TEST_CASE("a classic mailbox means one queue, whatever tcmu-queue devices exist"
 	set_log_level(log_level::error);
 	mq_tree m(1);
 	m.add_queue(5, "tcmu-queue/1/disk/1", 0);
-	int error = 0;
-	auto dev = m.open(&error);
+	auto dev = m.open();
 	REQUIRE(dev);
-	CHECK(dev->queues().size() == 1);
-	dev->stop();
+	CHECK((*dev)->queues().size() == 1);
+	(*dev)->stop();
 }
 
 TEST_CASE("a queue uio device whose mailbox names another queue is refused (-EPROTO)")
@@ -100,9 +97,9 @@ TEST_CASE("a queue uio device whose mailbox names another queue is refused (-EPR
 	mq_tree m(3);
 	m.add_queue(5, "tcmu-queue/1/disk/1", 1);
 	m.add_queue(7, "tcmu-queue/1/disk/2", 1); // queue 1's mailbox under queue 2's name
-	int error = 0;
-	CHECK_FALSE(m.open(&error));
-	CHECK(error == -EPROTO);
+	auto dev = m.open();
+	REQUIRE_FALSE(dev);
+	CHECK(dev.error().error == EPROTO);
 }
 
 TEST_CASE("a missing queue uio device fails the device (-ENOENT)")
@@ -110,7 +107,7 @@ TEST_CASE("a missing queue uio device fails the device (-ENOENT)")
 	set_log_level(log_level::error);
 	mq_tree m(3);
 	m.add_queue(5, "tcmu-queue/1/disk/1", 1);
-	int error = 0;
-	CHECK_FALSE(m.open(&error));
-	CHECK(error == -ENOENT);
+	auto dev = m.open();
+	REQUIRE_FALSE(dev);
+	CHECK(dev.error().error == ENOENT);
 }

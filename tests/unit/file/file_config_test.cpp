@@ -131,9 +131,7 @@ TEST_CASE("the handler is registered as subtype file with its checks", "[file][c
 	CHECK(file_handler.config_desc.find("direct") != std::string_view::npos);
 	CHECK(file_handler.check_config == &check_file_config);
 	temp_file file(8192);
-	int error = 0;
-	std::string reason;
-	auto store = file_handler.open(make_config(file.path(), 8192), &error, &reason);
+	auto store = file_handler.open(make_config(file.path(), 8192));
 	REQUIRE(store);
-	CHECK(store->size_bytes() == 8192);
+	CHECK((*store)->size_bytes() == 8192);
 }

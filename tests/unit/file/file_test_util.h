@@ -76,21 +76,18 @@ inline backstore_config make_config(const std::string &cfgstring, uint64_t dev_s
 inline std::unique_ptr<backstore> open_store(const std::string &cfgstring,
 					     uint64_t dev_size)
 {
-	int error = 0;
-	std::string reason;
-	auto store = file_backstore::open(make_config(cfgstring, dev_size), &error, &reason);
-	INFO("open failed: " << reason);
+	auto store = file_backstore::open(make_config(cfgstring, dev_size));
+	INFO("open failed: " << (store ? "" : store.error().what()));
 	REQUIRE(store);
-	return store;
+	return std::move(*store);
 }
 
 inline std::unique_ptr<uring_engine> make_engine()
 {
-	int error = 0;
-	auto engine = uring_engine::create({}, &error);
-	INFO("io_uring set-up failed: " << strerror(-error));
+	auto engine = uring_engine::create({});
+	INFO("io_uring set-up failed: " << (engine ? "" : engine.error().what()));
 	REQUIRE(engine);
-	return engine;
+	return std::move(*engine);
 }
 
 // Forwards to a real engine, but can pretend the SQ is full, keeps the

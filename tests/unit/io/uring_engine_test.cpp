@@ -21,11 +21,10 @@ namespace {
 
 std::unique_ptr<uring_engine> make_engine(uring_options opts = {})
 {
-	int error = 0;
-	auto engine = uring_engine::create(opts, &error);
-	INFO("io_uring set-up failed: " << strerror(-error));
+	auto engine = uring_engine::create(opts);
+	INFO("io_uring set-up failed: " << (engine ? "" : engine.error().what()));
 	REQUIRE(engine);
-	return engine;
+	return std::move(*engine);
 }
 
 void queue_nop(uring_engine &engine, io_completion *done)

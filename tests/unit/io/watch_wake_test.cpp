@@ -20,11 +20,10 @@ namespace {
 
 std::unique_ptr<uring_engine> make_engine()
 {
-	int error = 0;
-	auto engine = uring_engine::create({}, &error);
-	INFO("io_uring set-up failed: " << strerror(-error));
+	auto engine = uring_engine::create({});
+	INFO("io_uring set-up failed: " << (engine ? "" : engine.error().what()));
 	REQUIRE(engine);
-	return engine;
+	return std::move(*engine);
 }
 
 const __kernel_timespec short_wait{.tv_sec = 0, .tv_nsec = 20'000'000};

@@ -49,12 +49,10 @@ backstore_config config(uint64_t size, std::string cfg = "")
 
 std::unique_ptr<backstore> open_ram(uint64_t size)
 {
-	int error = 0;
-	std::string reason;
-	auto store = find_handler("ram")->open(config(size), &error, &reason);
-	INFO(reason);
+	auto store = find_handler("ram")->open(config(size));
+	INFO((store ? "" : store.error().what()));
 	REQUIRE(store);
-	return store;
+	return std::move(*store);
 }
 
 // Runs one request to completion and returns its result.
@@ -95,26 +93,24 @@ TEST_CASE("ram: the cfgstring is an optional label and nothing else", "[ram]")
 	CHECK(check_ram_config("/var/lib/x.img") != "");
 	CHECK(check_ram_config("a;direct=1") != "");
 	CHECK(check_ram_config(std::string(65, 'a')) != "");
-	int error = 0;
-	std::string reason;
-	CHECK_FALSE(ram_backstore::open(config(1 << 20, "/tmp/x"), &error, &reason));
-	CHECK(error == -EINVAL);
-	CHECK(reason.find("label") != std::string::npos);
+	auto labelled = ram_backstore::open(config(1 << 20, "/tmp/x"));
+	REQUIRE_FALSE(labelled);
+	CHECK(labelled.error().error == EINVAL);
+	CHECK(labelled.error().what().find("label") != std::string::npos);
 }
 
 TEST_CASE("ram: a size of zero or beyond the machine's memory is refused", "[ram]")
 {
-	int error = 0;
-	std::string reason;
-	CHECK_FALSE(ram_backstore::open(config(0), &error, &reason));
-	CHECK(error == -EINVAL);
+	auto empty = ram_backstore::open(config(0));
+	REQUIRE_FALSE(empty);
+	CHECK(empty.error().error == EINVAL);
 	struct sysinfo si;
 	REQUIRE(sysinfo(&si) == 0);
 	uint64_t too_big = uint64_t(si.totalram) * si.mem_unit + (1 << 20);
-	reason.clear();
-	CHECK_FALSE(ram_backstore::open(config(too_big), &error, &reason));
-	CHECK(error == -ENOMEM);
-	CHECK(reason.find("larger than this machine's memory") != std::string::npos);
+	auto huge = ram_backstore::open(config(too_big));
+	REQUIRE_FALSE(huge);
+	CHECK(huge.error().error == ENOMEM);
+	CHECK(huge.error().what().find("larger than this machine's memory") != std::string::npos);
 }
 
 TEST_CASE("ram: reads return what was written, untouched space reads as zeroes", "[ram]")

@@ -138,12 +138,13 @@ TEST_CASE("rbd: resize grows the image and refuses to shrink it", "[rbd][size]")
 	admin_client admin;
 	std::string name = admin.create(image_size);
 	rbd_fixture f(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size));
-	std::string reason;
-	CHECK(f.store->resize(image_size / 2, &reason) == -EINVAL);
-	CHECK_THAT(reason, Catch::Contains("never shrinks"));
+	auto shrunk = f.store->resize(image_size / 2);
+	REQUIRE_FALSE(shrunk);
+	CHECK(shrunk.error().error == EINVAL);
+	CHECK_THAT(shrunk.error().what(), Catch::Contains("never shrinks"));
 	CHECK(f.store->size_bytes() == image_size);
 
-	REQUIRE(f.store->resize(2 * image_size, &reason) == 0);
+	REQUIRE(f.store->resize(2 * image_size));
 	CHECK(f.store->size_bytes() == 2 * image_size);
 	rbd_image_t img = admin.open(name);
 	uint64_t size = 0;

@@ -23,10 +23,12 @@ refusal refuse(const std::string &cfgstring, uint64_t size)
 {
 	refusal out;
 	auto t0 = std::chrono::steady_clock::now();
-	auto store = rbd_backstore::open_with(rbd_cfg(cfgstring, size), {}, &out.error, &out.reason);
+	auto store = rbd_backstore::open_with(rbd_cfg(cfgstring, size), {});
 	out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	INFO(cfgstring);
 	REQUIRE(!store);
+	out.error = store.error().negative_errno();
+	out.reason = store.error().what();
 	REQUIRE(out.error < 0);
 	UNSCOPED_INFO("refused: " << out.reason << " (" << out.error << ", " << out.seconds << " s)");
 	return out;

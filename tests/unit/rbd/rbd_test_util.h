@@ -91,12 +91,10 @@ inline backstore_config rbd_cfg(const std::string &cfgstring, uint64_t dev_size)
 inline std::unique_ptr<rbd_backstore> open_rbd(const std::string &cfgstring, uint64_t dev_size,
 					       const rbd_open_options &opts = {})
 {
-	int error = 0;
-	std::string reason;
-	auto store = rbd_backstore::open_with(rbd_cfg(cfgstring, dev_size), opts, &error, &reason);
-	INFO("open failed: " << reason);
+	auto store = rbd_backstore::open_with(rbd_cfg(cfgstring, dev_size), opts);
+	INFO("open failed: " << (store ? "" : store.error().what()));
 	REQUIRE(store);
-	return store;
+	return std::move(*store);
 }
 
 struct recording_done final : io_completion {
@@ -112,9 +110,9 @@ struct rbd_fixture {
 
 	explicit rbd_fixture(std::unique_ptr<rbd_backstore> s) : store(std::move(s))
 	{
-		int error = 0;
-		engine = uring_engine::create({}, &error);
-		REQUIRE(engine);
+		auto created = uring_engine::create({});
+		REQUIRE(created);
+		engine = std::move(*created);
 		queue = store->open_queue(*engine);
 		REQUIRE(queue);
 	}

@@ -61,12 +61,10 @@ struct rbd_device {
 		const handler_ops *h = find_handler("rbd");
 		REQUIRE(h);
 		CHECK(h->check_config("rbd/" + name).empty());
-		int error = 0;
-		std::string reason;
-		store = h->open(rbd_cfg("rbd/" + name + ";conf=" + ceph_conf(), blocks * block),
-				&error, &reason);
-		INFO(reason);
-		REQUIRE(store);
+		auto opened = h->open(rbd_cfg("rbd/" + name + ";conf=" + ceph_conf(), blocks * block));
+		INFO((opened ? "" : opened.error().what()));
+		REQUIRE(opened);
+		store = std::move(*opened);
 		scsi::logical_unit_config lc;
 		lc.block_size = block;
 		lc.num_blocks = blocks;

@@ -83,3 +83,18 @@ TEST_CASE("sense is truncated to the buffer it is built into", "[sense]")
 	std::size_t n = sense_builder(ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB).build(false, out);
 	CHECK(n == 8);
 }
+
+TEST_CASE("sense_key_of reads the key of either format, current or deferred", "[sense]")
+{
+	std::array<uint8_t, 96> out{};
+	sense_builder b(MEDIUM_ERROR, ASC_UNRECOVERED_READ_ERROR);
+	size_t n = b.build(false, out);
+	CHECK(sense_key_of(std::span(out).first(n)) == MEDIUM_ERROR);
+	n = b.build(true, out);
+	CHECK(sense_key_of(std::span(out).first(n)) == MEDIUM_ERROR);
+	out[0] = 0x73; // descriptor, deferred
+	CHECK(sense_key_of(std::span(out).first(n)) == MEDIUM_ERROR);
+	out[0] = 0x7f; // vendor specific: no key to read
+	CHECK(sense_key_of(std::span(out).first(n)) == -1);
+	CHECK(sense_key_of({}) == -1);
+}
