@@ -151,13 +151,7 @@ void command::submit(step_fn next)
 
 void command::submit_to(backend_queue &queue, step_fn next)
 {
-	io_queue_ = &queue;
 	next_ = next;
-	io_iov_ = io_.iov;
-	io_length_ = io_.length;
-	io_offset_ = io_.offset;
-	io_moved_ = 0;
-	io_.progress = 0;
 	queue.submit(io_);
 }
 
@@ -203,10 +197,12 @@ void command::drive()
 	driving_ = true;
 	while (pending_) {
 		pending_ = false;
-		// Only a positive result can be short (checked here, not in a
-		// call: every command passes this twice).
-		if (pending_result_ > 0 && next_ && resubmit_if_short(pending_result_))
-			continue;
+		// A read or write completes whole or with -errno: the backstore
+		// resumes its own short transfers (block_backend.h). A short
+		// count that arrives anyway is an error, never GOOD with data
+		// missing. Only a positive result can be short.
+		if (pending_result_ > 0 && next_ && short_transfer(pending_result_))
+			pending_result_ = -EIO;
 		step_fn step = next_;
 		next_ = nullptr;
 		step(*this, pending_result_);
@@ -225,26 +221,10 @@ void command::drive()
 	}
 }
 
-// block_backend.h lets a backstore report the bytes it moved. If that is
-// less than asked (a short read or write that the backstore did not resume
-// itself), submit the rest; every round moves at least one byte.
-bool command::resubmit_if_short(int64_t result)
+bool command::short_transfer(int64_t result) const
 {
-	if (next_ == nullptr || result <= 0)
-		return false;
-	if (io_.op != block_op::read && io_.op != block_op::write)
-		return false;
-	uint64_t moved = io_moved_ + static_cast<uint64_t>(result);
-	if (moved >= io_length_)
-		return false;
-	io_moved_ = moved;
-	slice_iovs(io_iov_, moved, io_length_ - moved, short_iov_);
-	io_.iov = short_iov_;
-	io_.offset = io_offset_ + moved;
-	io_.length = io_length_ - moved;
-	io_.progress = 0;
-	io_queue_->submit(io_);
-	return true;
+	return (io_.op == block_op::read || io_.op == block_op::write) &&
+	       static_cast<uint64_t>(result) < io_.length;
 }
 
 } // namespace tcmud::scsi

@@ -116,8 +116,8 @@ public:
 	// The request submitted by submit(); its `done` is this command.
 	block_io &io() { return io_; }
 	// Submits io() and continues with `next` when it completes (which may
-	// be inside submit()). A short read or write is resubmitted for the
-	// rest before `next` sees the result.
+	// be inside submit()). A read or write that comes back short is
+	// -EIO by then (block_backend.h: the backstore resumes them).
 	void submit(step_fn next);
 	// The same on another channel (EXTENDED COPY to another device's
 	// backstore, opened on this queue's thread: copy_targets.h).
@@ -157,7 +157,7 @@ public:
 private:
 	void io_done(int64_t result) override;
 	void drive();
-	bool resubmit_if_short(int64_t result);
+	bool short_transfer(int64_t result) const;
 
 	std::array<uint8_t, MAX_CDB_SIZE> cdb_{};
 	std::size_t cdb_length_ = 0;
@@ -181,12 +181,6 @@ private:
 	bool finished_ = false;
 
 	block_io io_;
-	backend_queue *io_queue_ = nullptr;  // where io_ was submitted
-	std::span<const iovec> io_iov_;  // io_.iov as first submitted
-	uint64_t io_length_ = 0;         // io_.length as first submitted
-	uint64_t io_offset_ = 0;         // io_.offset as first submitted
-	uint64_t io_moved_ = 0;          // bytes done by short completions
-	std::vector<iovec> short_iov_;   // the rest, after a short completion
 
 	range_lock::entry range_;
 	std::vector<iovec> scratch_iov_;

@@ -83,7 +83,7 @@ void resume_task(command &cmd, int64_t result);
 
 // co_await submitted(cmd): submits cmd.io() on the command's queue (or on
 // `queue`: EXTENDED COPY to another device) and returns the request's
-// result, a short read or write already resumed for the rest.
+// result (a read or write: its whole length, or -errno).
 struct io_awaiter {
 	command &cmd;
 	backend_queue *queue;

@@ -4,8 +4,10 @@
 //
 // The SCSI layer turns a CDB into block_io requests in bytes; a backstore
 // executes them asynchronously and calls block_io::done->io_done() exactly
-// once with 0 (or the byte count) on success or -errno on failure. A
-// backstore never sees CDBs, sense data or rings.
+// once with 0 (or the byte count) on success or -errno on failure. A read
+// or write succeeds only whole: the backstore resumes its own short
+// transfers (the one place they are resumed; the SCSI layer fails a short
+// count with -EIO). A backstore never sees CDBs, sense data or rings.
 //
 // Threading: one backend_queue per ring queue, used only by that queue's
 // thread. backstore itself is shared by all queues of a device and must be
@@ -48,9 +50,10 @@ enum class block_op : uint8_t {
 };
 
 // One backstore request. Owned by the caller (a command slot) and kept alive
-// until done->io_done() has been called. A backstore may use `progress` and
-// `scratch_iov` to resume after a short read or write; their capacity is
-// kept across reuse of the slot so the hot path does not allocate.
+// until done->io_done() has been called. `progress` and `scratch_iov` are the
+// backstore's, to resume a short read or write (file_queue does); their
+// capacity is kept across reuse of the slot so the hot path does not
+// allocate.
 struct block_io {
 	block_op op = block_op::read;
 	// write, discard, write_zeroes: durable before completion (the SCSI

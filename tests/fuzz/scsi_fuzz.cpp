@@ -127,10 +127,8 @@ public:
 			auto *p = static_cast<const uint8_t *>(v.iov_base);
 			if (bounce.empty() || p < bounce.data() || p >= bounce.data() + bounce.size())
 				continue;
-			// A resubmission after a short completion starts where the
-			// last one ended; O_DIRECT only ends short on a block
-			// boundary, so only block offsets into the buffer must be
-			// aligned (the injected short counts here can be any size).
+			// Only block offsets into the buffer must be aligned: a
+			// request may start inside it at any block.
 			if ((p - bounce.data()) % 512 != 0)
 				continue;
 			FUZZ_CHECK_KNOWN("F5", reinterpret_cast<uintptr_t>(p) % 512 == 0,
