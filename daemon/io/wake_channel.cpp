@@ -46,9 +46,11 @@ void wake_channel::io_done(int64_t)
 int wake_channel::notify()
 {
 	uint64_t one = 1;
-	if (::write(efd_.get(), &one, sizeof(one)) != sizeof(one))
+	ssize_t n = ::write(efd_.get(), &one, sizeof(one));
+	if (n < 0)
 		return -errno;
-	return 0;
+	// A short write sets no errno: do not report a stale one.
+	return n == sizeof(one) ? 0 : -EIO;
 }
 
 void wake_channel::on_cqe(int32_t result, uint32_t)

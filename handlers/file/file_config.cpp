@@ -82,8 +82,12 @@ std::string check_file_config(std::string_view cfgstring)
 		return reason;
 
 	struct stat st;
-	if (stat(cfg.path.c_str(), &st) < 0)
-		return cfg.path + ": " + strerror(errno);
+	// errno is read before the message allocates: the operands of + may
+	// be evaluated in any order.
+	if (stat(cfg.path.c_str(), &st) < 0) {
+		const char *why = strerror(errno);
+		return cfg.path + ": " + why;
+	}
 	if (S_ISDIR(st.st_mode))
 		return cfg.path + " is a directory";
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
@@ -93,9 +97,10 @@ std::string check_file_config(std::string_view cfgstring)
 		       " is a block device";
 	// AT_EACCESS: judge with the credentials open() will use, so a daemon
 	// running without CAP_DAC_OVERRIDE is told the truth.
-	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0)
-		return cfg.path + " cannot be opened for reading and writing: " +
-		       strerror(errno);
+	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0) {
+		const char *why = strerror(errno);
+		return cfg.path + " cannot be opened for reading and writing: " + why;
+	}
 	return "";
 }
 

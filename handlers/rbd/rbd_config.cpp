@@ -100,8 +100,11 @@ std::string check_rbd_config(std::string_view cfgstring)
 	rbd_config cfg;
 	if (std::string why = parse_rbd_config(cfgstring, &cfg); !why.empty())
 		return why;
-	if (!cfg.conf.empty() && access(cfg.conf.c_str(), R_OK) < 0)
-		return "conf " + cfg.conf + ": " + strerror(errno);
+	if (!cfg.conf.empty() && access(cfg.conf.c_str(), R_OK) < 0) {
+		// Read before the message allocates.
+		const char *why = strerror(errno);
+		return "conf " + cfg.conf + ": " + why;
+	}
 	return "";
 }
 
