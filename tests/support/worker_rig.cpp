@@ -15,11 +15,14 @@
 
 namespace tcmud::test {
 
-scratch_unit::scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype)
+scratch_unit::scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype,
+			   const std::string &cfgstring)
 {
 	backstore_config bc;
 	bc.subtype = subtype;
-	if (subtype == "file") {
+	bc.cfgstring = cfgstring;
+	bc.log_prefix = subtype + "/test:";
+	if (subtype == "file" && cfgstring.empty()) {
 		char tmpl[] = "/tmp/tcmud-unit-XXXXXX";
 		int fd = mkstemp(tmpl);
 		REQUIRE(fd >= 0);

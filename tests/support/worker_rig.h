@@ -25,8 +25,10 @@ struct scratch_unit {
 	std::unique_ptr<backstore> store;
 	std::unique_ptr<scsi::logical_unit> lu;
 
-	// subtype: "file" (a temp file) or "ram" (no file at all).
-	scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype = "file");
+	// subtype: "file" (a temp file unless cfgstring names one), "ram" (no
+	// file at all) or any other handler, opened with cfgstring.
+	scratch_unit(uint32_t block, uint64_t blocks, const std::string &subtype = "file",
+		     const std::string &cfgstring = {});
 	~scratch_unit();
 	scratch_unit(const scratch_unit &) = delete;
 	scratch_unit &operator=(const scratch_unit &) = delete;

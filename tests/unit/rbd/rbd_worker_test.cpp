@@ -52,37 +52,19 @@ sense_view sense_of(const model_completion &c)
 struct rbd_device {
 	admin_client admin;
 	std::string name = admin.create(blocks * block);
-	std::unique_ptr<backstore> store;
-	std::unique_ptr<scsi::logical_unit> lu;
+	// Opened through the registry, as the daemon finds it by subtype.
+	scratch_unit unit{block, blocks, "rbd", "rbd/" + name + ";conf=" + ceph_conf()};
+	// Declared after unit: the worker (and its rbd queue) goes first.
 	std::unique_ptr<single_queue_rig> rig;
 
 	rbd_device()
 	{
-		const handler_ops *h = find_handler("rbd");
-		REQUIRE(h);
-		CHECK(h->check_config("rbd/" + name).empty());
-		auto opened = h->open(rbd_cfg("rbd/" + name + ";conf=" + ceph_conf(), blocks * block));
-		INFO((opened ? "" : opened.error().what()));
-		REQUIRE(opened);
-		store = std::move(*opened);
-		scsi::logical_unit_config lc;
-		lc.block_size = block;
-		lc.num_blocks = blocks;
-		lc.caps = store->caps();
-		auto created = scsi::logical_unit::create(std::move(lc));
-		REQUIRE(created.ok());
-		lu = std::move(*created);
+		CHECK(find_handler("rbd")->check_config("rbd/" + name).empty());
 		rig = std::make_unique<single_queue_rig>(block, 16, "rbd/test:", "ram", 32,
 							 [this](queue_params &qp) {
-								 qp.store = store.get();
-								 qp.lu = lu.get();
+								 qp.store = unit.store.get();
+								 qp.lu = unit.lu.get();
 							 });
-	}
-	~rbd_device()
-	{
-		rig.reset();  // the worker (and its rbd queue) before the store
-		lu.reset();
-		store.reset();
 	}
 	const model_completion &run(const std::vector<uint8_t> &cdb,
 				    const std::vector<uint8_t> &out = {}, size_t in = 0)
