@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 namespace {
 
@@ -228,23 +230,19 @@ bool parse_with(const key_table &table, std::string_view text, std::string_view 
 	return ok;
 }
 
-// false with an error if the file exists but cannot be read, or is missing
-// and required; true with *text empty if it is missing and optional.
-bool read_file(const std::string &path, bool required, std::string *text,
-	       std::vector<std::string> *errors)
+// The file's text; "" if it is missing and optional.
+setup_result<std::string> read_file(const std::string &path, bool required)
 {
 	std::ifstream in(path);
 	if (!in) {
-		int err = errno;
-		if (err == ENOENT && !required)
-			return true;
-		errors->push_back(path + ": " + std::strerror(err));
-		return false;
+		setup_error e{errno, path};
+		if (e.error == ENOENT && !required)
+			return std::string();
+		return e;
 	}
 	std::ostringstream ss;
 	ss << in.rdbuf();
-	*text = ss.str();
-	return true;
+	return ss.str();
 }
 
 } // namespace
@@ -315,18 +313,21 @@ bool load_daemon_config(const config_paths &paths, daemon_config *out,
 {
 	bool ok = true;
 	daemon_config from_tcmu, from_tcmud;
-	std::string text;
-	if (!paths.tcmu_conf.empty()) {
-		if (read_file(paths.tcmu_conf, false, &text, errors))
-			ok &= parse_tcmu_conf(text, paths.tcmu_conf, &from_tcmu, errors);
-		else
-			ok = false;
-	}
-	text.clear();
-	if (read_file(paths.tcmud_conf, paths.tcmud_conf_required, &text, errors))
-		ok &= parse_tcmud_conf(text, paths.tcmud_conf, &from_tcmud, errors);
-	else
+	// A file that cannot be read is one more diagnostic in the list.
+	auto unreadable = [&](const setup_error &e) {
+		errors->push_back(e.what());
 		ok = false;
+	};
+	if (!paths.tcmu_conf.empty()) {
+		if (auto text = read_file(paths.tcmu_conf, false))
+			ok &= parse_tcmu_conf(*text, paths.tcmu_conf, &from_tcmu, errors);
+		else
+			unreadable(text.error());
+	}
+	if (auto text = read_file(paths.tcmud_conf, paths.tcmud_conf_required))
+		ok &= parse_tcmud_conf(*text, paths.tcmud_conf, &from_tcmud, errors);
+	else
+		unreadable(text.error());
 	out->merge_from(from_tcmu);
 	out->merge_from(from_tcmud);
 	return ok;
