@@ -115,39 +115,38 @@ struct dbus_connection_state {
 	bool name_owned = false;
 
 	~dbus_connection_state();
-	int setup(std::span<const handler_ops *const> handlers, const std::string &bus_address,
-		  std::string *reason);
-	int connect(const std::string &bus_address, std::string *reason);
+	setup_result<void> setup(std::span<const handler_ops *const> handlers,
+				 const std::string &bus_address);
+	setup_result<void> connect(const std::string &bus_address);
 	void export_handlers(std::span<const handler_ops *const> handlers);
-	int export_handler_manager(std::string *reason);
-	int request_name(std::string *reason);
+	setup_result<void> export_handler_manager();
+	setup_result<void> request_name();
 };
 
-int dbus_connection_state::setup(std::span<const handler_ops *const> handlers,
-				 const std::string &bus_address, std::string *reason)
+// GLib reports with a GError, not errno: each step names the errno that
+// fits and keeps GLib's text in the message.
+setup_result<void> dbus_connection_state::setup(std::span<const handler_ops *const> handlers,
+						const std::string &bus_address)
 {
-	int rc = connect(bus_address, reason);
-	if (rc < 0)
-		return rc;
+	if (auto connected = connect(bus_address); !connected)
+		return connected;
 	// Objects first, name last: a client that sees the name appear finds
 	// the handlers already there.
 	export_handlers(handlers);
-	rc = export_handler_manager(reason);
-	if (rc < 0)
-		return rc;
-	return request_name(reason);
+	if (auto exported = export_handler_manager(); !exported)
+		return exported;
+	return request_name();
 }
 
-int dbus_connection_state::connect(const std::string &bus_address, std::string *reason)
+setup_result<void> dbus_connection_state::connect(const std::string &bus_address)
 {
 	g_autoptr(GError) error = nullptr;
 	std::string address = bus_address;
 	if (address.empty()) {
 		gchar *system = g_dbus_address_get_for_bus_sync(G_BUS_TYPE_SYSTEM, nullptr, &error);
-		if (!system) {
-			*reason = std::string("no D-Bus system bus address: ") + error->message;
-			return -ENOTCONN;
-		}
+		if (!system)
+			return setup_error{ENOTCONN,
+					   std::string("no D-Bus system bus address: ") + error->message};
 		address = system;
 		g_free(system);
 	}
@@ -158,14 +157,13 @@ int dbus_connection_state::connect(const std::string &bus_address, std::string *
 		GDBusConnectionFlags(G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT |
 				     G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION),
 		nullptr, nullptr, &error);
-	if (!c) {
-		*reason = "cannot connect to the D-Bus bus at " + address + ": " + error->message;
-		return -ENOTCONN;
-	}
+	if (!c)
+		return setup_error{ENOTCONN, "cannot connect to the D-Bus bus at " + address + ": " +
+						     error->message};
 	connection.reset(c);
 	g_dbus_connection_set_exit_on_close(c, FALSE);
 	closed_handler = g_signal_connect(c, "closed", G_CALLBACK(on_connection_closed), nullptr);
-	return 0;
+	return {};
 }
 
 void dbus_connection_state::export_handlers(std::span<const handler_ops *const> handlers)
@@ -192,7 +190,7 @@ void dbus_connection_state::export_handlers(std::span<const handler_ops *const> 
 	g_dbus_object_manager_server_set_connection(manager.get(), connection.get());
 }
 
-int dbus_connection_state::export_handler_manager(std::string *reason)
+setup_result<void> dbus_connection_state::export_handler_manager()
 {
 	g_autoptr(GError) error = nullptr;
 	handler_manager.reset(tcmud_tcmuservice1_handler_manager1_skeleton_new());
@@ -203,15 +201,14 @@ int dbus_connection_state::export_handler_manager(std::string *reason)
 	// Exported directly, not through the object manager: targetcli lists
 	// every managed object as a "user:" backstore.
 	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(handler_manager.get()),
-					      connection.get(), handler_manager_path, &error)) {
-		*reason = std::string("cannot export ") + handler_manager_path + ": " + error->message;
-		return -EIO;
-	}
+					      connection.get(), handler_manager_path, &error))
+		return setup_error{EIO, std::string("cannot export ") + handler_manager_path + ": " +
+						error->message};
 	handler_manager_exported = true;
-	return 0;
+	return {};
 }
 
-int dbus_connection_state::request_name(std::string *reason)
+setup_result<void> dbus_connection_state::request_name()
 {
 	g_autoptr(GError) error = nullptr;
 	// Synchronous, and without queueing, so start() can say at once whether
@@ -223,30 +220,26 @@ int dbus_connection_state::request_name(std::string *reason)
 		g_variant_new("(su)", service_name, name_flag_do_not_queue), G_VARIANT_TYPE("(u)"),
 		G_DBUS_CALL_FLAGS_NONE, 10000, nullptr, &error);
 	if (!reply) {
-		if (remote_error_name(error) == "org.freedesktop.DBus.Error.AccessDenied") {
-			*reason = std::string("the bus policy does not let this user own ") +
-				  service_name + " (is " + service_name +
-				  ".conf installed in /usr/share/dbus-1/system.d?): " + error->message;
-			return -EACCES;
-		}
-		*reason = std::string("cannot request the name ") + service_name + ": " +
-			  error->message;
-		return -EIO;
+		if (remote_error_name(error) == "org.freedesktop.DBus.Error.AccessDenied")
+			return setup_error{EACCES, std::string("the bus policy does not let this "
+							       "user own ") +
+							   service_name + " (is " + service_name +
+							   ".conf installed in /usr/share/dbus-1/"
+							   "system.d?): " + error->message};
+		return setup_error{EIO, std::string("cannot request the name ") + service_name +
+						": " + error->message};
 	}
 	guint32 answer = 0;
 	g_variant_get(reply, "(u)", &answer);
 	g_variant_unref(reply);
 	if (answer == name_reply_primary_owner || answer == name_reply_already_owner) {
 		name_owned = true;
-		return 0;
+		return {};
 	}
-	if (answer == name_reply_exists) {
-		*reason = std::string(service_name) +
-			  " is owned by another process (is tcmu-runner running?)";
-		return -EEXIST;
-	}
-	*reason = std::string("unexpected RequestName reply ") + std::to_string(answer);
-	return -EIO;
+	if (answer == name_reply_exists)
+		return setup_error{EEXIST, std::string(service_name) + " is owned by another "
+								    "process (is tcmu-runner running?)"};
+	return setup_error{EIO, "unexpected RequestName reply " + std::to_string(answer)};
 }
 
 dbus_connection_state::~dbus_connection_state()
@@ -288,12 +281,11 @@ dbus_service::start(std::span<const handler_ops *const> handlers, const std::str
 	std::unique_ptr<dbus_service> svc(new dbus_service);
 	svc->handlers_.assign(handlers.begin(), handlers.end());
 	auto state = std::make_unique<dbus_connection_state>();
-	std::string why;
 	g_main_context_push_thread_default(state->context);
-	int rc = state->setup(svc->handlers_, bus_address, &why);
+	setup_result<void> set_up = state->setup(svc->handlers_, bus_address);
 	g_main_context_pop_thread_default(state->context);
-	if (rc < 0)
-		return setup_error{-rc, why};
+	if (!set_up)
+		return set_up.error();
 	svc->state_ = std::move(state);
 	dbus_connection_state *st = svc->state_.get();
 	svc->thread_ = std::thread([st] {
