@@ -418,14 +418,12 @@ std::unique_ptr<backend_queue> rbd_backstore::open_queue(io_engine &engine)
 			return nullptr;
 		}
 	}
-	int error = 0;
-	auto q = std::make_unique<rbd_queue>(*this, engine, image, options_.handle_per_queue,
-					     &error);
-	if (error < 0) {
-		log_error(log_prefix_, "rbd queue: eventfd: %s", strerror(-error));
+	auto q = rbd_queue::open(*this, engine, image, options_.handle_per_queue);
+	if (!q) {
+		log_error(log_prefix_, "%s", q.error().what().c_str());
 		return nullptr;
 	}
-	return q;
+	return std::move(*q);
 }
 
 } // namespace tcmud

@@ -65,18 +65,30 @@ void scatter(const std::vector<char> &flat, std::span<const iovec> iov)
 
 } // namespace
 
+setup_result<std::unique_ptr<rbd_queue>> rbd_queue::open(rbd_backstore &store, io_engine &engine,
+							  rbd_image_t image, bool owns_image)
+{
+	// Non-blocking: we read it only after the poll said it is readable,
+	// and librbd's threads must never block writing it.
+	unique_fd efd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+	if (!efd) {
+		setup_error e{errno, "rbd queue: eventfd"};
+		if (owns_image)
+			rbd_close(image);
+		return e;
+	}
+	std::unique_ptr<rbd_queue> q(new rbd_queue(store, engine, image, owns_image));
+	q->box_->efd = std::move(efd);
+	q->arm();
+	return q;
+}
+
 rbd_queue::rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image,
-		     bool owns_image, int *error)
+		     bool owns_image)
 	: store_(store), engine_(engine), image_(image), owns_image_(owns_image)
 {
 	poll_.queue = this;
 	waiter_.queue = this;
-	// Non-blocking: we read it only after the poll said it is readable,
-	// and librbd's threads must never block writing it.
-	box_->efd.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-	*error = box_->efd ? 0 : -errno;
-	if (box_->efd)
-		arm();
 	store_.add_probe(probe_.get());
 }
 

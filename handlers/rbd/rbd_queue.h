@@ -37,6 +37,7 @@
 
 #include "rbd/rbd_backstore.h"
 #include "tcmud/block_backend.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -45,8 +46,10 @@ class rbd_queue final : public backend_queue {
 public:
 	// image: the queue's own handle if owns_image (measurement only), else
 	// unused: each request takes the device's current one (io_image()).
-	rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image, bool owns_image,
-		  int *error);
+	// The queue, or why not (its eventfd); an owned image is closed either way.
+	static setup_result<std::unique_ptr<rbd_queue>> open(rbd_backstore &store,
+							     io_engine &engine,
+							     rbd_image_t image, bool owns_image);
 	~rbd_queue() override;
 	rbd_queue(const rbd_queue &) = delete;
 	rbd_queue &operator=(const rbd_queue &) = delete;
@@ -56,6 +59,8 @@ public:
 	size_t in_flight() const { return in_flight_; }
 
 private:
+	rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image, bool owns_image);
+
 	struct request;
 	// The eventfd poll's completion, and the SQ-full retry of its arming.
 	struct poll_done final : io_completion {
