@@ -151,7 +151,7 @@ void queue_worker::thread_main()
 	int rc = setup_on_thread();
 	if (rc < 0) {
 		// Torn down here, on the thread the ring belongs to.
-		backend_.reset();
+		backstore_queue_.reset();
 		engine_.reset();
 		doorbell_.reset();
 	}
@@ -169,7 +169,7 @@ void queue_worker::thread_main()
 	}
 	// The backstore's queue unregisters its files from the engine, so it
 	// goes first; the engine then cancels our polls and closes the ring.
-	backend_.reset();
+	backstore_queue_.reset();
 	{
 		// The thread may also end on its own (a ring error); from here on
 		// no other thread may reach the engine.
@@ -204,8 +204,8 @@ int queue_worker::setup_on_thread()
 		return engine.error().negative_errno();
 	}
 	engine_ = std::move(*engine);
-	backend_ = params_.store->open_queue(*engine_);
-	if (!backend_) {
+	backstore_queue_ = params_.store->open_queue(*engine_);
+	if (!backstore_queue_) {
 		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
 		return -EIO;
 	}
@@ -307,7 +307,7 @@ void queue_worker::abandon()
 	static auto *kept = new std::vector<void *>;
 	std::lock_guard lock(kept_mutex);
 	kept->push_back(slots_.release());
-	kept->push_back(backend_.release());
+	kept->push_back(backstore_queue_.release());
 	kept->push_back(engine_.release());
 	kept->push_back(doorbell_.release());
 	kept->push_back(waker_.release());
@@ -451,7 +451,7 @@ void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 	s->in_flight = true;
 	s->aborted = false;
 	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
-	params_.lu->execute(s->cmd, *backend_);
+	params_.lu->execute(s->cmd, *backstore_queue_);
 }
 
 void queue_worker::refuse(const ring_malformed &bad)
@@ -568,7 +568,7 @@ void queue_worker::resume_woken()
 		batch.swap(woken_);
 	}
 	for (slot *s : batch)
-		params_.lu->resume(s->cmd, *backend_);
+		params_.lu->resume(s->cmd, *backstore_queue_);
 }
 
 } // namespace tcmud

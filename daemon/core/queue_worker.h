@@ -30,7 +30,7 @@
 #include "scsi/command.h"
 #include "scsi/logical_unit.h"
 #include "stats/queue_stats.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 
@@ -127,7 +127,7 @@ private:
 	// Owned by the worker thread once it runs.
 	std::unique_ptr<uring_engine> engine_;
 	std::optional<command_ring> ring_;
-	std::unique_ptr<backend_queue> backend_;
+	std::unique_ptr<backstore_queue> backstore_queue_;
 	std::unique_ptr<slot[]> slots_;
 	std::vector<slot *> free_slots_;
 	std::unique_ptr<doorbell> doorbell_;

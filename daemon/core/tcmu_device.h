@@ -15,7 +15,7 @@
 #include "device/uio_discovery.h"
 #include "scsi/copy_targets.h"
 #include "scsi/logical_unit.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 

@@ -53,7 +53,7 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 	io_.atomic = false;
 }
 
-void command::begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense)
+void command::begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense)
 {
 	lu_ = &lu;
 	queue_ = &queue;
@@ -149,7 +149,7 @@ void command::submit(step_fn next)
 	submit_to(*queue_, next);
 }
 
-void command::submit_to(backend_queue &queue, step_fn next)
+void command::submit_to(backstore_queue &queue, step_fn next)
 {
 	io_queue_ = &queue;
 	next_ = next;
@@ -178,7 +178,7 @@ void command::run(step_fn first)
 	drive();
 }
 
-void command::resume(backend_queue &queue)
+void command::resume(backstore_queue &queue)
 {
 	queue_ = &queue;
 	io_done(0);
@@ -225,7 +225,7 @@ void command::drive()
 	}
 }
 
-// block_backend.h lets a backstore report the bytes it moved. If that is
+// backstore.h lets a backstore report the bytes it moved. If that is
 // less than asked (a short read or write that the backstore did not resume
 // itself), submit the rest; every round moves at least one byte.
 bool command::resubmit_if_short(int64_t result)

@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/io_completion.h"
 
 #include "bounce_buffer.h"
@@ -105,7 +105,7 @@ public:
 	// The bytes data() holds, summed once at reset().
 	uint64_t data_bytes() const { return data_bytes_; }
 	logical_unit &lu() const { return *lu_; }
-	backend_queue &queue() const { return *queue_; }
+	backstore_queue &queue() const { return *queue_; }
 
 	void finish_good(uint64_t read_len = 0);
 	void finish_status(uint8_t status);
@@ -121,7 +121,7 @@ public:
 	void submit(step_fn next);
 	// The same on another channel (EXTENDED COPY to another device's
 	// backstore, opened on this queue's thread: copy_targets.h).
-	void submit_to(backend_queue &queue, step_fn next);
+	void submit_to(backstore_queue &queue, step_fn next);
 	// Continues with `next` now if `ready`, else once resume() is called.
 	void continue_when(bool ready, step_fn next);
 
@@ -150,9 +150,9 @@ public:
 
 	// --- for logical_unit ---
 
-	void begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense);
+	void begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense);
 	void run(step_fn first);
-	void resume(backend_queue &queue);
+	void resume(backstore_queue &queue);
 
 private:
 	void io_done(int64_t result) override;
@@ -165,7 +165,7 @@ private:
 	uint64_t data_bytes_ = 0;
 	command_owner *owner_ = nullptr;
 	logical_unit *lu_ = nullptr;
-	backend_queue *queue_ = nullptr;
+	backstore_queue *queue_ = nullptr;
 
 	uint8_t status_ = SAM_STAT_GOOD;
 	uint8_t sense_length_ = 0;
@@ -181,7 +181,7 @@ private:
 	bool finished_ = false;
 
 	block_io io_;
-	backend_queue *io_queue_ = nullptr;  // where io_ was submitted
+	backstore_queue *io_queue_ = nullptr;  // where io_ was submitted
 	std::span<const iovec> io_iov_;  // io_.iov as first submitted
 	uint64_t io_length_ = 0;         // io_.length as first submitted
 	uint64_t io_offset_ = 0;         // io_.offset as first submitted

@@ -86,14 +86,14 @@ void resume_task(command &cmd, int64_t result);
 // result, a short read or write already resumed for the rest.
 struct io_awaiter {
 	command &cmd;
-	backend_queue *queue;
+	backstore_queue *queue;
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<>) const { cmd.submit_to(*queue, resume_task); }
 	int64_t await_resume() const noexcept { return cmd.task_result(); }
 };
 
 inline io_awaiter submitted(command &cmd) { return {cmd, &cmd.queue()}; }
-inline io_awaiter submitted(command &cmd, backend_queue &queue) { return {cmd, &queue}; }
+inline io_awaiter submitted(command &cmd, backstore_queue &queue) { return {cmd, &queue}; }
 
 // co_await lock_shared(cmd, lba, blocks) / lock_exclusive(...): the LBA
 // range in the logical unit's range lock (range_lock.h), released with

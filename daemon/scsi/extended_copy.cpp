@@ -59,8 +59,8 @@ struct endpoint {
 	bool resolved = false;
 	std::shared_ptr<copy_target> target;
 	logical_unit *lu = nullptr;
-	backend_queue *queue = nullptr;       // on this queue's thread
-	std::unique_ptr<backend_queue> opened; // for another LUN's backstore
+	backstore_queue *queue = nullptr;       // on this queue's thread
+	std::unique_ptr<backstore_queue> opened; // for another LUN's backstore
 };
 
 struct copy_job {
@@ -334,7 +334,7 @@ std::unique_ptr<copy_job> parse_list(command &cmd)
 // read under the source's range lock (shared), written under the
 // destination's. The queues opened on other backstores close with `j`,
 // when the frame goes; a queue may go from inside its last completion
-// (block_backend.h).
+// (backstore.h).
 command_task handle_extended_copy(command &cmd)
 {
 	std::unique_ptr<copy_job> j = parse_list(cmd);

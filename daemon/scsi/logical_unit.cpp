@@ -147,7 +147,7 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 
 } // namespace
 
-void logical_unit::execute(command &cmd, backend_queue &queue)
+void logical_unit::execute(command &cmd, backstore_queue &queue)
 {
 	cmd.begin(*this, queue, descriptor_sense());
 	command::step_fn first = dispatch(*this, cmd);
@@ -156,7 +156,7 @@ void logical_unit::execute(command &cmd, backend_queue &queue)
 	cmd.run(first ? first : [](command &, int64_t) {});
 }
 
-void logical_unit::resume(command &cmd, backend_queue &queue)
+void logical_unit::resume(command &cmd, backstore_queue &queue)
 {
 	cmd.resume(queue);
 }

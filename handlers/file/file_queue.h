@@ -21,11 +21,11 @@
 
 #include <atomic>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 
-class file_queue final : public backend_queue {
+class file_queue final : public backstore_queue {
 public:
 	// size: the backstore's served size, which a resize may change while
 	// this queue runs; it must outlive the queue.

@@ -36,7 +36,7 @@ constexpr uint64_t BLOCKS = 2048;
 
 // A RAM backstore that never allocates: synchronous, or deferred with one
 // request outstanding (one command runs at a time here).
-class flat_store final : public tcmud::backend_queue {
+class flat_store final : public tcmud::backstore_queue {
 public:
 	bool deferred = false;
 	bool overlapped = false;  // a second request while one was pending

@@ -106,7 +106,7 @@ scsi_result lu_fixture::run(const std::vector<uint8_t> &cdb, const std::vector<u
 	command cmd; // a daemon keeps one per command slot and reuses it
 	int before = owner.done;
 	cmd.reset(cdb, buf.iovs, &owner); // owner: a command_owner
-	lu->execute(cmd, store);          // store: this thread's backend_queue
+	lu->execute(cmd, store);          // store: this thread's backstore_queue
 	// Here the store completed at once; with a real backstore command_done()
 	// may come later, from a completion on this queue's thread.
 	scsi_result r;

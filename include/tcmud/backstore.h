@@ -7,7 +7,7 @@
 // once with 0 (or the byte count) on success or -errno on failure. A
 // backstore never sees CDBs, sense data or rings.
 //
-// Threading: one backend_queue per ring queue, used only by that queue's
+// Threading: one backstore_queue per ring queue, used only by that queue's
 // thread. backstore itself is shared by all queues of a device and must be
 // safe to call from any of them (it is read-mostly: size, capabilities).
 #include <sys/uio.h>
@@ -100,12 +100,12 @@ struct allocation_run {
 	uint64_t length = 0;
 };
 
-class backend_queue {
+class backstore_queue {
 public:
 	// A queue may be destroyed from inside the completion of its last
 	// request (EXTENDED COPY closes the queue it opened on another
 	// device's backstore there): nothing of it is touched after io_done().
-	virtual ~backend_queue() = default;
+	virtual ~backstore_queue() = default;
 	virtual void submit(block_io &io) = 0;
 	// The io_engine this queue submits through, so another backstore can
 	// open a queue on the same thread (EXTENDED COPY between devices);
@@ -137,7 +137,7 @@ public:
 		return setup_error{EOPNOTSUPP, "this backstore cannot change its size"};
 	}
 	// A per-queue I/O channel submitting through that queue's io_engine.
-	virtual std::unique_ptr<backend_queue> open_queue(io_engine &engine) = 0;
+	virtual std::unique_ptr<backstore_queue> open_queue(io_engine &engine) = 0;
 };
 
 // What a device's configuration hands to a handler: the cfgstring after
