@@ -22,6 +22,7 @@
 #include <atomic>
 
 #include "tcmud/backstore.h"
+#include "tcmud/io_engine.h"
 
 namespace tcmud {
 

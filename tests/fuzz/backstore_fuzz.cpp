@@ -32,6 +32,7 @@
 #include "file/file_queue.h"
 #include "fuzz_support.h"
 #include "log/log.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 using tcmud::fuzz::input;

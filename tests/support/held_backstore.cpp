@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "tcmud/io_engine.h"
+
 namespace tcmud::test {
 
 class held_backstore::queue final : public backstore_queue {

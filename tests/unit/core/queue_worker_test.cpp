@@ -23,6 +23,7 @@
 #include "kernel_ring_model.h"
 #include "worker_rig.h"
 #include "log/log.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 using tcmud::test::kernel_ring_model;

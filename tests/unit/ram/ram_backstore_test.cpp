@@ -11,6 +11,7 @@
 
 #include "core/handler_registry.h"
 #include "ram/ram_backstore.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 
