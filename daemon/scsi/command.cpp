@@ -31,7 +31,7 @@ command::command()
 command::~command()
 {
 	// Only a command abandoned mid-flight (its device torn down) still
-	// has a suspended handler; its locals own nothing that outlives it.
+	// has a suspended emulation; its locals own nothing that outlives it.
 	if (task_)
 		task_.destroy();
 }

@@ -9,7 +9,7 @@
 // Nothing here allocates per command: the backstore requests, the iovec
 // scratch lists, the bounce buffer (VERIFY, WRITE AND VERIFY, WRITE SAME,
 // COMPARE AND WRITE, UNMAP, ORWRITE, WRITE ATOMIC, EXTENDED COPY) and the
-// coroutine frame of a multi-step handler (command_task.h) keep their
+// coroutine frame of a multi-step emulation (command_task.h) keep their
 // capacity across reuse of the slot. EXTENDED COPY alone allocates, for
 // its parsed lists.
 #include <sys/uio.h>
@@ -62,8 +62,8 @@ public:
 	// backstore request it waited for (or 0 after a range-lock grant).
 	using step_fn = void (*)(command &cmd, int64_t result);
 
-	// The coroutine frame of a multi-step handler (command_task.h) lives
-	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all handlers),
+	// The coroutine frame of a multi-step emulation (command_task.h) lives
+	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all emulations),
 	// so 1 KiB leaves room for -O0 and sanitizer builds;
 	// no_allocation_test.cpp fails if one outgrows it.
 	static constexpr std::size_t TASK_FRAME_SIZE = 1024;
@@ -94,7 +94,7 @@ public:
 	}
 	command_owner *owner() const { return owner_; }
 
-	// --- for the SCSI layer's command handlers ---
+	// --- for the SCSI layer's command emulations ---
 
 	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
 	// The CDB's storage, MAX_CDB_SIZE bytes: those past cdb().size() are
@@ -130,7 +130,7 @@ public:
 	// Page aligned: it may go to an O_DIRECT backstore (bounce_buffer.h).
 	bounce_buffer &bounce() { return bounce_; }
 
-	// What a handler written as plain steps (read_write.cpp) keeps between
+	// What an emulation written as plain steps (read_write.cpp) keeps between
 	// them; a coroutine (command_task.h) keeps its own locals instead.
 	struct work_state {
 		uint64_t lba = 0;        // first LBA of the command

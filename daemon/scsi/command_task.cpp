@@ -11,7 +11,7 @@ void run_task(command &cmd, command_task task)
 {
 	if (!task.handle_) {
 		// The frame did not fit the slot (command::TASK_FRAME_SIZE is
-		// too small for this handler): a bug here, not the initiator's.
+		// too small for this emulation): a bug here, not the initiator's.
 		cmd.finish_check_condition(
 			sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 		return;

@@ -20,7 +20,7 @@
 
 #include "byte_order.h"
 #include "copy_targets.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 #include "third_party_copy.h"
@@ -335,7 +335,7 @@ std::unique_ptr<copy_job> parse_list(command &cmd)
 // destination's. The queues opened on other backstores close with `j`,
 // when the frame goes; a queue may go from inside its last completion
 // (backstore.h).
-command_task handle_extended_copy(command &cmd)
+command_task emulate_extended_copy(command &cmd)
 {
 	std::unique_ptr<copy_job> j = parse_list(cmd);
 	if (!j)

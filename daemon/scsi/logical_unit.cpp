@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#include "handlers.h"
+#include "emulation.h"
 #include "opcode_table.h"
 #include "third_party_copy.h"
 
@@ -134,7 +134,7 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 		return nullptr;
 	}
 	if (!has_unexpected_bits(cmd.cdb_storage(), *info))
-		return info->handler;
+		return info->emulate;
 	for (uint16_t i = 1; i < info->cdb_length; i++) {
 		uint8_t unexpected = cdb[i] & static_cast<uint8_t>(~info->usage[i]);
 		if (unexpected) {
@@ -142,7 +142,7 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 			return nullptr;
 		}
 	}
-	return info->handler;
+	return info->emulate;
 }
 
 } // namespace

@@ -83,7 +83,7 @@ public:
 	// command_wake(); call it on the command's own queue thread.
 	void resume(command &cmd, backstore_queue &queue);
 
-	// --- read-mostly state for the command handlers ---
+	// --- read-mostly state for the command emulations ---
 	const logical_unit_config &config() const { return cfg_; }
 	uint32_t block_size() const { return cfg_.block_size; }
 	uint64_t num_blocks() const { return num_blocks_.load(std::memory_order_acquire); }
