@@ -226,7 +226,7 @@ int queue_worker::setup_on_thread()
 	}
 	doorbell_ = std::make_unique<doorbell>(*this);
 	waker_ = std::make_unique<waker>(*this);
-	engine_->set_wake_handler(waker_.get());
+	engine_->set_wake_completion(waker_.get());
 	int rc = engine_->watch_readable(wake_fd(), doorbell_.get());
 	if (rc < 0) {
 		log_error(pfx, "queue %u: cannot watch the uio fd: %s", params_.queue_index,

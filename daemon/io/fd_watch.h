@@ -6,14 +6,14 @@
 // back to one-shot polls). Owned by the engine; see uring_engine::watch_readable.
 #include <cstdint>
 
-#include "io/cqe_handler.h"
+#include "io/cqe_completion.h"
 #include "tcmud/io_completion.h"
 
 namespace tcmud {
 
 class uring_engine;
 
-class fd_watch final : public cqe_handler, private io_completion {
+class fd_watch final : public cqe_completion, private io_completion {
 public:
 	fd_watch(uring_engine &engine, int fd, io_completion *target);
 

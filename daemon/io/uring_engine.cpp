@@ -51,7 +51,7 @@ bool under_valgrind()
 }
 
 // Completions are copied out in chunks and the CQ advanced before any is
-// dispatched, so handlers that submit more work find the CQ space free.
+// dispatched, so completions that submit more work find the CQ space free.
 constexpr unsigned reap_chunk = 32;
 
 } // namespace
@@ -149,9 +149,9 @@ io_uring_sqe *uring_engine::get_sqe(io_completion *done)
 	return next_sqe(reinterpret_cast<uintptr_t>(done));
 }
 
-io_uring_sqe *uring_engine::get_sqe_for(cqe_handler *handler)
+io_uring_sqe *uring_engine::get_sqe_for(cqe_completion *done)
 {
-	return next_sqe(reinterpret_cast<uintptr_t>(handler) | internal_tag);
+	return next_sqe(reinterpret_cast<uintptr_t>(done) | internal_tag);
 }
 
 void uring_engine::wait_for_sqe(io_completion *waiter)
@@ -241,8 +241,8 @@ void uring_engine::dispatch(const io_uring_cqe &cqe)
 	if (data == 0)
 		return; // fire-and-forget (cancellations)
 	if (data & internal_tag) {
-		auto *handler = reinterpret_cast<cqe_handler *>(data & ~internal_tag);
-		handler->on_cqe(cqe.res, cqe.flags);
+		auto *done = reinterpret_cast<cqe_completion *>(data & ~internal_tag);
+		done->on_cqe(cqe.res, cqe.flags);
 		return;
 	}
 	reinterpret_cast<io_completion *>(data)->io_done(cqe.res);
@@ -290,9 +290,9 @@ void uring_engine::collect_finished_watches()
 	}
 }
 
-void uring_engine::set_wake_handler(io_completion *handler)
+void uring_engine::set_wake_completion(io_completion *done)
 {
-	waker_->set_handler(handler);
+	waker_->set_completion(done);
 }
 
 int uring_engine::wake()

@@ -9,14 +9,14 @@
 // batches, each exactly once.
 //
 // user_data is either an io_completion pointer (bit 0 clear: objects are
-// aligned) or, with bit 0 set, one of the engine's own cqe_handlers.
+// aligned) or, with bit 0 set, one of the engine's own cqe_completions.
 #include <liburing.h>
 
 #include <atomic>
 #include <memory>
 #include <vector>
 
-#include "io/cqe_handler.h"
+#include "io/cqe_completion.h"
 #include "io/fd_watch.h"
 #include "io/wake_channel.h"
 #include "tcmud/io_engine.h"
@@ -61,17 +61,17 @@ public:
 	int watch_readable(int fd, io_completion *target);
 	void unwatch(int watch_id);
 
-	// handler->io_done(count) runs on the owning thread after wake().
-	void set_wake_handler(io_completion *handler);
-	// Any thread: make run_once() return soon (and call the wake handler).
+	// done->io_done(count) runs on the owning thread after wake().
+	void set_wake_completion(io_completion *done);
+	// Any thread: make run_once() return soon (and call the wake completion).
 	int wake();
 	// Any thread: wake and make run() return.
 	void request_stop();
 	bool stop_requested() const;
 
 	// For the engine's own helpers: an SQE whose completion goes to
-	// handler->on_cqe() with the CQE flags. nullptr if the SQ is full.
-	io_uring_sqe *get_sqe_for(cqe_handler *handler);
+	// done->on_cqe() with the CQE flags. nullptr if the SQ is full.
+	io_uring_sqe *get_sqe_for(cqe_completion *done);
 
 	unsigned setup_flags() const { return ring_.flags; }
 	// Operations submitted (or prepared) whose last CQE has not arrived,
