@@ -320,15 +320,15 @@ int uring_engine::register_file(int fd)
 			return ret;
 		fixed_files_registered_ = true;
 	}
-	for (size_t slot = 0; slot < fixed_files_.size(); slot++) {
-		if (fixed_files_[slot] != -1)
+	for (size_t index = 0; index < fixed_files_.size(); index++) {
+		if (fixed_files_[index] != -1)
 			continue;
 		int ret = io_uring_register_files_update(
-			&ring_, static_cast<unsigned>(slot), &fd, 1);
+			&ring_, static_cast<unsigned>(index), &fd, 1);
 		if (ret < 0)
 			return ret;
-		fixed_files_[slot] = fd;
-		return static_cast<int>(slot);
+		fixed_files_[index] = fd;
+		return static_cast<int>(index);
 	}
 	return -ENFILE;
 }

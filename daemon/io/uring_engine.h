@@ -27,7 +27,7 @@ namespace tcmud {
 struct uring_options {
 	unsigned entries = 256;     // submission queue size (CQ is twice that)
 	bool defer_taskrun = true;  // false: never ask for DEFER_TASKRUN
-	unsigned fixed_files = 16;  // slots for register_file()
+	unsigned fixed_files = 16;  // fixed-file indices for register_file()
 };
 
 class uring_engine final : public io_engine {
@@ -93,7 +93,7 @@ private:
 	unsigned in_flight_ = 0;
 	std::vector<io_completion *> waiters_;
 	std::vector<io_completion *> waiters_running_;
-	std::vector<int> fixed_files_; // -1: free slot
+	std::vector<int> fixed_files_; // -1: free index
 	bool fixed_files_registered_ = false;
 	std::vector<std::unique_ptr<fd_watch>> watches_;
 	std::unique_ptr<wake_channel> waker_;
