@@ -168,7 +168,7 @@ void queue_worker::thread_main()
 		return;
 	}
 	// The backstore's queue unregisters its files from the engine, so it
-	// goes first; the engine then cancels our polls and closes the ring.
+	// goes first; the engine then cancels our polls and closes its io_uring.
 	backstore_queue_.reset();
 	{
 		// The thread may also end on its own (a ring error); from here on

@@ -3,7 +3,7 @@
 // One queue's io_uring and the loop that drives it.
 //
 // Ownership: a uring_engine belongs to one thread, the one that creates it
-// (with IORING_SETUP_SINGLE_ISSUER the kernel binds the ring to its creator)
+// (with IORING_SETUP_SINGLE_ISSUER the kernel binds the io_uring to its creator)
 // and calls run_once(). Only wake() and request_stop() may be called from
 // other threads. Completions are dispatched on the owning thread, in
 // batches, each exactly once.
@@ -32,7 +32,7 @@ struct uring_options {
 
 class uring_engine final : public io_engine {
 public:
-	// The engine, or why no ring could be set up (the caller logs it).
+	// The engine, or why no io_uring could be set up (the caller logs it).
 	static setup_result<std::unique_ptr<uring_engine>> create(const uring_options &opts);
 	~uring_engine();
 	uring_engine(const uring_engine &) = delete;
@@ -47,9 +47,9 @@ public:
 	// or the timeout passes (nullptr: no timeout; min_complete 0, or any
 	// wait_for_sqe() caller pending: no wait), then dispatches every ready
 	// completion and calls the waiters. Returns the number of completions
-	// dispatched, or -errno if the ring itself failed.
+	// dispatched, or -errno if the io_uring itself failed.
 	int run_once(unsigned min_complete, const __kernel_timespec *timeout = nullptr);
-	// run_once(1) until request_stop(); returns 0 or the first ring error.
+	// run_once(1) until request_stop(); returns 0 or the first io_uring error.
 	int run();
 	// Pushes pending SQEs to the kernel without waiting.
 	int submit();
@@ -73,7 +73,7 @@ public:
 	// done->on_cqe() with the CQE flags. nullptr if the SQ is full.
 	io_uring_sqe *get_sqe_for(cqe_completion *done);
 
-	unsigned setup_flags() const { return ring_.flags; }
+	unsigned setup_flags() const { return uring_.flags; }
 	// Operations submitted (or prepared) whose last CQE has not arrived,
 	// the engine's own wake-channel read (always one) included.
 	unsigned in_flight() const { return in_flight_; }
@@ -88,8 +88,8 @@ private:
 	void collect_finished_watches();
 	void drain_for_exit();
 
-	io_uring ring_{};
-	bool ring_ready_ = false;
+	io_uring uring_{};
+	bool uring_ready_ = false;
 	unsigned in_flight_ = 0;
 	std::vector<io_completion *> waiters_;
 	std::vector<io_completion *> waiters_running_;

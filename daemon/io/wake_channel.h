@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // How other threads reach a queue's loop: an eventfd whose read is kept
-// pending in the ring, so a write from any thread completes it and ends the
+// pending in the io_uring, so a write from any thread completes it and ends the
 // owner's io_uring_enter() wait. The fd is blocking on purpose: io_uring
 // then waits for it by polling instead of failing with -EAGAIN.
 #include <cstdint>

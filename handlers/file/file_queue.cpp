@@ -128,7 +128,7 @@ void file_queue::submit(block_io &io)
 {
 	io.progress = 0;
 	request *req = acquire(io);
-	// Even a request refused here completes through the ring, so the
+	// Even a request refused here completes through the io_uring, so the
 	// caller is never called back from inside its own submit().
 	int err = validate(io);
 	bool empty = (io.op == block_op::read || io.op == block_op::write) &&

@@ -8,7 +8,7 @@
 //
 // A short read or write is resumed from block_io::progress until the
 // request is done or fails; a read that meets end of file first is -EIO.
-// If the ring has no free SQE a request is parked, in order, and restarted
+// If the io_uring has no free SQE a request is parked, in order, and restarted
 // after the engine's next reap: nothing is dropped. No allocation happens
 // per request once the pool has grown to the queue depth.
 //

@@ -105,7 +105,7 @@ TEST_CASE("after unwatch the target is not called again", "[io][watch]")
 	for (int i = 0; i < 3; i++)
 		engine->run_once(1, &short_wait);
 	CHECK(target.results.empty());
-	// The poll was removed in the ring: nothing of it is left in flight.
+	// The poll was removed in the io_uring: nothing of it is left in flight.
 	CHECK(engine->in_flight() == idle);
 	drain_eventfd(efd.get());
 }
