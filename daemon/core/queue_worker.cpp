@@ -12,6 +12,7 @@
 
 #include "log/log.h"
 #include "scsi/sense_builder.h"
+#include "tcmud/scsi_limits.h"
 
 namespace tcmud {
 namespace {
@@ -466,7 +467,7 @@ void queue_worker::refuse(const ring_malformed &bad)
 	// The entry is framed well but its contents are not trustworthy: fail
 	// it as an internal target failure rather than touch its buffers, in
 	// the sense format the initiator chose (D_SENSE), as for any command.
-	std::array<uint8_t, scsi::SENSE_BUFFER_SIZE> sense{};
+	std::array<uint8_t, sense_buffer_size> sense{};
 	size_t len = scsi::sense_builder(scsi::HARDWARE_ERROR,
 					 scsi::ASC_INTERNAL_TARGET_FAILURE)
 			     .build(params_.lu->descriptor_sense(), sense);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ring/tcmu_abi.h"
+#include "tcmud/scsi_limits.h"
 
 namespace tcmud {
 
@@ -223,11 +224,12 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 	// common GOOD answer skips the 96-byte clear.
 	if (scsi_status != sam_stat_check_condition)
 		return;
-	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
+	static_assert(sense_buffer_size == TCMUD_SENSE_BUFFERSIZE);
+	size_t n = std::min<size_t>(sense.size(), sense_buffer_size);
 	std::byte *dst = map_.data() + at + TCMUD_RSP_SENSE_OFF;
 	if (n) // an empty span's data() may be null, which memcpy forbids
 		std::memcpy(dst, sense.data(), n);
-	std::memset(dst + n, 0, TCMUD_SENSE_BUFFERSIZE - n);
+	std::memset(dst + n, 0, sense_buffer_size - n);
 }
 
 bool command_ring::publish()

@@ -52,7 +52,7 @@ public:
 	std::optional<ring_event> next();
 
 	// Writes the response of cmd_id into the oldest unanswered CMD entry.
-	// sense is cut to 96 bytes and written only with CHECK CONDITION, the
+	// sense is cut to sense_buffer_size (96) bytes and written only with CHECK CONDITION, the
 	// one status the kernel copies it for. read_len is passed (TCMU_UFLAG_READ_LEN)
 	// only when the kernel offers CAP_READ_LEN. Visible to the kernel after
 	// publish(). -ENOENT if cmd_id is not in flight.

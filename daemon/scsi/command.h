@@ -24,6 +24,7 @@
 
 #include "tcmud/backstore.h"
 #include "tcmud/io_completion.h"
+#include "tcmud/scsi_limits.h"
 
 #include "bounce_buffer.h"
 #include "range_lock.h"
@@ -56,7 +57,10 @@ protected:
 
 class command final : private io_completion {
 public:
-	static constexpr std::size_t MAX_CDB_SIZE = 32;
+	// The CDB bytes a command keeps. Not a limit (the ring's max_cdb_length
+	// is): more than any supported opcode needs (opcode_table.cpp checks),
+	// so the bytes beyond it are never looked at.
+	static constexpr std::size_t CDB_BYTES_KEPT = 32;
 
 	// A step of a command's state machine: called with the result of the
 	// backstore request it waited for (or 0 after a range-lock grant).
@@ -76,7 +80,7 @@ public:
 	// --- for the owner (the ring side) ---
 
 	// Starts a new command in this slot. `cdb` is copied (bytes beyond
-	// MAX_CDB_SIZE are dropped: no supported opcode is that long);
+	// CDB_BYTES_KEPT are dropped: no supported opcode is that long);
 	// `data` must stay valid until command_done().
 	void reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 		   command_owner *owner);
@@ -97,10 +101,10 @@ public:
 	// --- for the SCSI layer's command emulations ---
 
 	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
-	// The CDB's storage, MAX_CDB_SIZE bytes: those past cdb().size() are
+	// The CDB's storage, CDB_BYTES_KEPT bytes: those past cdb().size() are
 	// left over from earlier commands (for whole-word checks that mask
 	// them off).
-	const std::array<uint8_t, MAX_CDB_SIZE> &cdb_storage() const { return cdb_; }
+	const std::array<uint8_t, CDB_BYTES_KEPT> &cdb_storage() const { return cdb_; }
 	std::span<const iovec> data() const { return data_; }
 	// The bytes data() holds, summed once at reset().
 	uint64_t data_bytes() const { return data_bytes_; }
@@ -159,7 +163,7 @@ private:
 	void drive();
 	bool resubmit_if_short(int64_t result);
 
-	std::array<uint8_t, MAX_CDB_SIZE> cdb_{};
+	std::array<uint8_t, CDB_BYTES_KEPT> cdb_{};
 	std::size_t cdb_length_ = 0;
 	std::span<const iovec> data_;
 	uint64_t data_bytes_ = 0;
@@ -169,7 +173,7 @@ private:
 
 	uint8_t status_ = SAM_STAT_GOOD;
 	uint8_t sense_length_ = 0;
-	std::array<uint8_t, SENSE_BUFFER_SIZE> sense_{};
+	std::array<uint8_t, sense_buffer_size> sense_{};
 	uint64_t read_len_ = 0;
 	bool descriptor_sense_ = false;
 

@@ -99,7 +99,7 @@ constexpr auto cdb_bytes_checked = [] {
 // Whether the CDB sets any bit its row's usage data does not allow: two
 // 64-bit words instead of a loop over the bytes (every command pays this).
 // The caller finds which byte only when one is set.
-bool has_unexpected_bits(const std::array<uint8_t, command::MAX_CDB_SIZE> &cdb,
+bool has_unexpected_bits(const std::array<uint8_t, command::CDB_BYTES_KEPT> &cdb,
 			 const opcode_info &info)
 {
 	uint64_t bytes[2], usage[2], checked[2];

@@ -182,6 +182,9 @@ static_assert([] {
 			return false;
 	return true;
 }());
+// ... and a command keeps at least those 16 bytes of its CDB.
+static_assert(std::tuple_size_v<decltype(opcode_info::usage)> <= command::CDB_BYTES_KEPT);
+static_assert(command::CDB_BYTES_KEPT <= max_cdb_length);
 
 } // namespace
 
