@@ -19,13 +19,14 @@
 #include "io/cqe_completion.h"
 #include "io/fd_watch.h"
 #include "io/wake_channel.h"
+#include "tcmud/defaults.h"
 #include "tcmud/io_engine.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {
 
 struct uring_options {
-	unsigned entries = 256;     // submission queue size (CQ is twice that)
+	unsigned entries = default_uring_entries; // SQ size (CQ is twice that)
 	bool defer_taskrun = true;  // false: never ask for DEFER_TASKRUN
 	unsigned fixed_files = 16;  // fixed-file indices for register_file()
 };

@@ -24,13 +24,14 @@
 #include "ring/pending_responses.h"
 #include "ring/ring_events.h"
 #include "ring/tcmu_abi.h"
+#include "tcmud/defaults.h"
 
 namespace tcmud {
 
 struct ring_options {
 	// Commands taken from the ring and not yet completed. When reached,
 	// next() leaves further entries in the ring until one completes.
-	size_t max_in_flight = 256;
+	size_t max_in_flight = default_max_in_flight;
 	// iovecs reserved per entry copy up front, and the most one command
 	// may bring (more is failed as malformed iov_count). The kernel gives one
 	// iovec per run of contiguous data blocks, so 16384 covers 64 MiB even
