@@ -135,7 +135,7 @@ std::optional<ring_event> command_ring::next()
 ring_event command_ring::break_ring(malformed_reason r, uint16_t cmd_id)
 {
 	broken_ = true;
-	return ring_malformed{cmd_id, r, false, true};
+	return ring_malformed{.cmd_id = cmd_id, .reason = r, .ring_broken = true};
 }
 
 ring_event command_ring::take_tmr(const entry_header &h)
@@ -143,7 +143,7 @@ ring_event command_ring::take_tmr(const entry_header &h)
 	advance(h.len);
 	ring_tmr tmr;
 	if (auto r = parse_tmr_entry(map_, geometry_, h, tmr.tmr_type, tmr_ids_))
-		return ring_malformed{h.cmd_id, *r, false, false};
+		return ring_malformed{.cmd_id = h.cmd_id, .reason = *r};
 	tmr.cmd_ids = tmr_ids_;
 	return tmr;
 }
@@ -165,7 +165,7 @@ ring_event command_ring::take_command(const entry_header &h)
 	mark_entry(h.pos);
 	if (bad) {
 		copy.malformed = true;
-		return ring_malformed{h.cmd_id, *bad, true, false};
+		return ring_malformed{.cmd_id = h.cmd_id, .reason = *bad, .needs_response = true};
 	}
 	ring_command cmd;
 	cmd.cmd_id = h.cmd_id;

@@ -47,17 +47,20 @@ bool lock_awaiter::await_suspend(std::coroutine_handle<>) const
 
 lock_awaiter lock_shared(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &cmd.lu().ranges(), lba, blocks, false, true};
+	return {.cmd = cmd, .ranges = &cmd.lu().ranges(), .lba = lba, .blocks = blocks,
+		.exclusive = false, .tracked = true};
 }
 
 lock_awaiter lock_exclusive(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &cmd.lu().ranges(), lba, blocks, true, true};
+	return {.cmd = cmd, .ranges = &cmd.lu().ranges(), .lba = lba, .blocks = blocks,
+		.exclusive = true, .tracked = true};
 }
 
 lock_awaiter lock_shared(command &cmd, range_lock &ranges, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &ranges, lba, blocks, false, false};
+	return {.cmd = cmd, .ranges = &ranges, .lba = lba, .blocks = blocks,
+		.exclusive = false, .tracked = false};
 }
 
 } // namespace tcmud::scsi

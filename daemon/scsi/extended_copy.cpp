@@ -259,8 +259,10 @@ void finish_copy(command &cmd, const copy_job &j, bool ok)
 {
 	if (j.hold)
 		cmd.lu().copy_results().hold(
-			j.list_id, {true, ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
-				    static_cast<uint16_t>(j.segment), j.bytes});
+			j.list_id, {.held = true,
+				    .status = ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
+				    .segments = static_cast<uint16_t>(j.segment),
+				    .bytes = j.bytes});
 	if (ok)
 		cmd.finish_good();
 }

@@ -133,7 +133,7 @@ public:
 	virtual int allocation(uint64_t offset, uint64_t length, allocation_run *out)
 	{
 		(void)offset;
-		*out = {true, length};
+		*out = {.mapped = true, .length = length};
 		return 0;
 	}
 };

@@ -83,7 +83,8 @@ lu_fixture::lu_fixture(std::function<void(logical_unit_config &)> tweak)
 	logical_unit_config cfg;
 	cfg.block_size = BLOCK;
 	cfg.num_blocks = BLOCKS;
-	cfg.caps = {true, true, true, 4096};
+	cfg.caps = {.discard = true, .discard_zeroes = true, .write_zeroes = true,
+		    .optimal_io_bytes = 4096};
 	cfg.vendor = "TCMUD";
 	cfg.product = "unit test disk";
 	cfg.revision = "0.1";
