@@ -7,6 +7,12 @@
 
 #include "iovec_buffer.h"
 
+// The SCSI layer hands a backstore's io_engine through without using it
+// (backstore.h only names the class), so it must not pull in liburing.
+#ifdef LIB_URING_H
+#error "daemon/scsi includes <liburing.h>: include tcmud/io_engine.h only where an engine is used"
+#endif
+
 namespace tcmud::scsi {
 
 namespace {
