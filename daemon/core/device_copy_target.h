@@ -7,7 +7,7 @@
 
 #include "scsi/copy_targets.h"
 #include "scsi/logical_unit.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 
@@ -20,7 +20,7 @@ public:
 	scsi::logical_unit &lu() override { return *lu_; }
 	// Backstores open queues from any thread; this one is driven by the
 	// copying queue's io_uring, so its completions arrive on that thread.
-	std::unique_ptr<backend_queue> open_queue(backend_queue &caller) override
+	std::unique_ptr<backstore_queue> open_queue(backstore_queue &caller) override
 	{
 		io_engine *engine = caller.engine();
 		return engine ? store_->open_queue(*engine) : nullptr;

@@ -30,6 +30,7 @@
 #include "dbus/dbus_service.h"
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
+#include "tcmud/defaults.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -97,8 +98,8 @@ void usage(FILE *out)
 		"                            /etc/tcmu/tcmu.conf's log_level and log_dir are read too)\n"
 		"  -l, --log-level LEVEL     error, warn, info (default) or debug\n"
 		"      --log-dir DIR         also log to DIR/tcmud.log\n"
-		"      --max-in-flight N     command slots per queue (default 256)\n"
-		"      --uring-entries N     io_uring entries per queue (default 256)\n"
+		"      --max-in-flight N     command slots per queue (default %zu)\n"
+		"      --uring-entries N     io_uring entries per queue (default %u)\n"
 		"      --queue-cpus WHERE    auto (default), none or a CPU list like 0-3,8:\n"
 		"                            which CPU each queue's worker runs on\n"
 		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
@@ -106,7 +107,7 @@ void usage(FILE *out)
 		"                            none: no socket)\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
-		"handlers:");
+		"handlers:", default_max_in_flight, default_uring_entries);
 	for (const handler_ops *h : builtin_handlers())
 		std::fprintf(out, " %.*s", int(h->subtype.size()), h->subtype.data());
 	std::fprintf(out, "\n");

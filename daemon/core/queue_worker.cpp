@@ -12,6 +12,7 @@
 
 #include "log/log.h"
 #include "scsi/sense_builder.h"
+#include "tcmud/scsi_limits.h"
 
 namespace tcmud {
 namespace {
@@ -151,7 +152,7 @@ void queue_worker::thread_main()
 	int rc = setup_on_thread();
 	if (rc < 0) {
 		// Torn down here, on the thread the ring belongs to.
-		backend_.reset();
+		backstore_queue_.reset();
 		engine_.reset();
 		doorbell_.reset();
 	}
@@ -168,8 +169,8 @@ void queue_worker::thread_main()
 		return;
 	}
 	// The backstore's queue unregisters its files from the engine, so it
-	// goes first; the engine then cancels our polls and closes the ring.
-	backend_.reset();
+	// goes first; the engine then cancels our polls and closes its io_uring.
+	backstore_queue_.reset();
 	{
 		// The thread may also end on its own (a ring error); from here on
 		// no other thread may reach the engine.
@@ -204,8 +205,8 @@ int queue_worker::setup_on_thread()
 		return engine.error().negative_errno();
 	}
 	engine_ = std::move(*engine);
-	backend_ = params_.store->open_queue(*engine_);
-	if (!backend_) {
+	backstore_queue_ = params_.store->open_queue(*engine_);
+	if (!backstore_queue_) {
 		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
 		return -EIO;
 	}
@@ -226,7 +227,7 @@ int queue_worker::setup_on_thread()
 	}
 	doorbell_ = std::make_unique<doorbell>(*this);
 	waker_ = std::make_unique<waker>(*this);
-	engine_->set_wake_handler(waker_.get());
+	engine_->set_wake_completion(waker_.get());
 	int rc = engine_->watch_readable(wake_fd(), doorbell_.get());
 	if (rc < 0) {
 		log_error(pfx, "queue %u: cannot watch the uio fd: %s", params_.queue_index,
@@ -307,7 +308,7 @@ void queue_worker::abandon()
 	static auto *kept = new std::vector<void *>;
 	std::lock_guard lock(kept_mutex);
 	kept->push_back(slots_.release());
-	kept->push_back(backend_.release());
+	kept->push_back(backstore_queue_.release());
 	kept->push_back(engine_.release());
 	kept->push_back(doorbell_.release());
 	kept->push_back(waker_.release());
@@ -451,7 +452,7 @@ void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 	s->in_flight = true;
 	s->aborted = false;
 	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
-	params_.lu->execute(s->cmd, *backend_);
+	params_.lu->execute(s->cmd, *backstore_queue_);
 }
 
 void queue_worker::refuse(const ring_malformed &bad)
@@ -466,7 +467,7 @@ void queue_worker::refuse(const ring_malformed &bad)
 	// The entry is framed well but its contents are not trustworthy: fail
 	// it as an internal target failure rather than touch its buffers, in
 	// the sense format the initiator chose (D_SENSE), as for any command.
-	std::array<uint8_t, scsi::SENSE_BUFFER_SIZE> sense{};
+	std::array<uint8_t, sense_buffer_size> sense{};
 	size_t len = scsi::sense_builder(scsi::HARDWARE_ERROR,
 					 scsi::ASC_INTERNAL_TARGET_FAILURE)
 			     .build(params_.lu->descriptor_sense(), sense);
@@ -568,7 +569,7 @@ void queue_worker::resume_woken()
 		batch.swap(woken_);
 	}
 	for (slot *s : batch)
-		params_.lu->resume(s->cmd, *backend_);
+		params_.lu->resume(s->cmd, *backstore_queue_);
 }
 
 } // namespace tcmud

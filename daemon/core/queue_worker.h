@@ -30,7 +30,8 @@
 #include "scsi/command.h"
 #include "scsi/logical_unit.h"
 #include "stats/queue_stats.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
+#include "tcmud/defaults.h"
 
 namespace tcmud {
 
@@ -47,7 +48,7 @@ struct queue_params {
 	scsi::logical_unit *lu = nullptr;
 	backstore *store = nullptr;
 	ring_options ring;
-	unsigned uring_entries = 256;
+	unsigned uring_entries = default_uring_entries;
 	// Recovers a ring this worker found broken (lost framing): called on
 	// the worker's thread once every command it had taken is answered and
 	// published; the device writes block_dev, reset_ring (BUSY: whatever is
@@ -72,7 +73,7 @@ public:
 	int start();
 	// Stops taking new commands, lets every command in flight finish (up to
 	// drain_timeout_ms), hands the last completions to the kernel, joins.
-	void stop(unsigned drain_timeout_ms = 30000);
+	void stop(unsigned drain_timeout_ms = default_drain_timeout_ms);
 
 	// The watchdog (control thread): true if the worker's loop has run since
 	// the previous probe; then sends the next one, which wakes the loop.
@@ -127,7 +128,7 @@ private:
 	// Owned by the worker thread once it runs.
 	std::unique_ptr<uring_engine> engine_;
 	std::optional<command_ring> ring_;
-	std::unique_ptr<backend_queue> backend_;
+	std::unique_ptr<backstore_queue> backstore_queue_;
 	std::unique_ptr<slot[]> slots_;
 	std::vector<slot *> free_slots_;
 	std::unique_ptr<doorbell> doorbell_;
@@ -153,7 +154,7 @@ private:
 	std::atomic<uint64_t> probe_sent_{0};
 	std::atomic<uint64_t> probe_answered_{0};
 	std::atomic<unsigned> test_stall_ms_{0};
-	unsigned drain_timeout_ms_ = 30000;
+	unsigned drain_timeout_ms_ = default_drain_timeout_ms;
 	int pinned_cpu_ = -1; // set by the thread before start() returns
 
 	// start() waits for the thread's set-up result.

@@ -15,15 +15,16 @@
 #include "device/uio_discovery.h"
 #include "scsi/copy_targets.h"
 #include "scsi/logical_unit.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
+#include "tcmud/defaults.h"
 #include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
 
 struct device_options {
-	size_t max_in_flight = 256;   // command slots per queue
-	unsigned uring_entries = 256; // io_uring SQ entries per queue
+	size_t max_in_flight = default_max_in_flight;   // command slots per queue
+	unsigned uring_entries = default_uring_entries; // io_uring SQ entries per queue
 	queue_placement placement;    // which CPU each queue's worker runs on
 	// tcmud.conf max_transfer_kb: the cap on MAXIMUM TRANSFER LENGTH; the
 	// data area may lower it further (see apply_transfer_limit).

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 

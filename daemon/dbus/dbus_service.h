@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {

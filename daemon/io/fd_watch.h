@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // A POLLIN watch on one fd (the /dev/uioN doorbell), kept armed through the
-// engine's ring. It uses a multishot poll and re-arms whenever the kernel
+// engine's io_uring. It uses a multishot poll and re-arms whenever the kernel
 // ends one (CQ overflow, or a kernel without multishot poll, where it falls
 // back to one-shot polls). Owned by the engine; see uring_engine::watch_readable.
 #include <cstdint>
 
-#include "io/cqe_handler.h"
+#include "io/cqe_completion.h"
 #include "tcmud/io_completion.h"
 
 namespace tcmud {
 
 class uring_engine;
 
-class fd_watch final : public cqe_handler, private io_completion {
+class fd_watch final : public cqe_completion, private io_completion {
 public:
 	fd_watch(uring_engine &engine, int fd, io_completion *target);
 
 	void arm();
-	// The target is not called again; the poll is removed in the ring.
+	// The target is not called again; the poll is removed in the io_uring.
 	void cancel();
-	// Cancelled and nothing of it is left in the ring: safe to free.
+	// Cancelled and nothing of it is left in the io_uring: safe to free.
 	bool finished() const { return !target_ && !armed_ && !waiting_for_sqe_; }
 
 	void on_cqe(int32_t result, uint32_t flags) override;

@@ -51,7 +51,7 @@ bool under_valgrind()
 }
 
 // Completions are copied out in chunks and the CQ advanced before any is
-// dispatched, so handlers that submit more work find the CQ space free.
+// dispatched, so completions that submit more work find the CQ space free.
 constexpr unsigned reap_chunk = 32;
 
 } // namespace
@@ -72,7 +72,7 @@ setup_result<void> uring_engine::setup(const uring_options &opts)
 			continue;
 		io_uring_params params{};
 		params.flags = flags;
-		ret = io_uring_queue_init_params(opts.entries, &ring_, &params);
+		ret = io_uring_queue_init_params(opts.entries, &uring_, &params);
 		// EINVAL: this kernel does not know one of the flags; try fewer.
 		if (ret != -EINVAL)
 			break;
@@ -80,7 +80,7 @@ setup_result<void> uring_engine::setup(const uring_options &opts)
 	if (ret < 0)
 		return setup_error{-ret, "io_uring setup failed (" + std::to_string(opts.entries) +
 					 " entries)"};
-	ring_ready_ = true;
+	uring_ready_ = true;
 	fixed_files_.assign(opts.fixed_files, -1);
 	waiters_.reserve(64);
 	waiters_running_.reserve(64);
@@ -92,10 +92,10 @@ setup_result<void> uring_engine::setup(const uring_options &opts)
 
 uring_engine::~uring_engine()
 {
-	if (!ring_ready_)
+	if (!uring_ready_)
 		return;
 	drain_for_exit();
-	io_uring_queue_exit(&ring_);
+	io_uring_queue_exit(&uring_);
 }
 
 // The kernel may still be writing into buffers of requests in flight, and
@@ -110,31 +110,31 @@ void uring_engine::drain_for_exit()
 	while (in_flight_ > 0 && idle_rounds < 20) {
 		__kernel_timespec ts{.tv_sec = 0, .tv_nsec = 50'000'000};
 		io_uring_cqe *cqe = nullptr;
-		int ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+		int ret = io_uring_submit_and_wait_timeout(&uring_, &cqe, 1, &ts, nullptr);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR)
 			break;
 		unsigned head, seen = 0;
-		io_uring_for_each_cqe(&ring_, head, cqe) {
+		io_uring_for_each_cqe(&uring_, head, cqe) {
 			if (cqe->user_data != LIBURING_UDATA_TIMEOUT &&
 			    !(cqe->flags & IORING_CQE_F_MORE) && in_flight_ > 0)
 				in_flight_--;
 			seen++;
 		}
-		io_uring_cq_advance(&ring_, seen);
+		io_uring_cq_advance(&uring_, seen);
 		idle_rounds = seen ? 0 : idle_rounds + 1;
 	}
 	if (in_flight_ > 0)
-		log_warn("", "io: %u operations still in flight at ring exit",
+		log_warn("", "io: %u operations still in flight at io_uring exit",
 			 in_flight_);
 }
 
 io_uring_sqe *uring_engine::next_sqe(uint64_t user_data)
 {
-	io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
+	io_uring_sqe *sqe = io_uring_get_sqe(&uring_);
 	if (!sqe) {
 		// Full: hand what is queued to the kernel and try once more.
-		io_uring_submit(&ring_);
-		sqe = io_uring_get_sqe(&ring_);
+		io_uring_submit(&uring_);
+		sqe = io_uring_get_sqe(&uring_);
 		if (!sqe)
 			return nullptr;
 	}
@@ -149,9 +149,9 @@ io_uring_sqe *uring_engine::get_sqe(io_completion *done)
 	return next_sqe(reinterpret_cast<uintptr_t>(done));
 }
 
-io_uring_sqe *uring_engine::get_sqe_for(cqe_handler *handler)
+io_uring_sqe *uring_engine::get_sqe_for(cqe_completion *done)
 {
-	return next_sqe(reinterpret_cast<uintptr_t>(handler) | internal_tag);
+	return next_sqe(reinterpret_cast<uintptr_t>(done) | internal_tag);
 }
 
 void uring_engine::wait_for_sqe(io_completion *waiter)
@@ -161,7 +161,7 @@ void uring_engine::wait_for_sqe(io_completion *waiter)
 
 int uring_engine::submit()
 {
-	int ret = io_uring_submit(&ring_);
+	int ret = io_uring_submit(&uring_);
 	return ret < 0 ? ret : 0;
 }
 
@@ -175,20 +175,20 @@ int uring_engine::run_once(unsigned min_complete, const __kernel_timespec *timeo
 	if (min_complete == 0) {
 		// With DEFER_TASKRUN completions are only posted inside an
 		// enter, so a non-waiting round must still enter once.
-		ret = io_uring_submit_and_get_events(&ring_);
+		ret = io_uring_submit_and_get_events(&uring_);
 	} else if (under_valgrind()) [[unlikely]] {
-		ret = io_uring_submit_and_get_events(&ring_);
-		if (ret >= 0 && io_uring_cq_ready(&ring_) == 0) {
-			pollfd p{ring_.ring_fd, POLLIN, 0};
+		ret = io_uring_submit_and_get_events(&uring_);
+		if (ret >= 0 && io_uring_cq_ready(&uring_) == 0) {
+			pollfd p{uring_.ring_fd, POLLIN, 0};
 			poll(&p, 1, 1);
-			ret = io_uring_submit_and_get_events(&ring_);
+			ret = io_uring_submit_and_get_events(&uring_);
 		}
 	} else {
 		io_uring_cqe *cqe = nullptr;
 		__kernel_timespec ts{};
 		if (timeout)
 			ts = *timeout;
-		ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, min_complete,
+		ret = io_uring_submit_and_wait_timeout(&uring_, &cqe, min_complete,
 						       timeout ? &ts : nullptr, nullptr);
 	}
 	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN &&
@@ -217,14 +217,14 @@ int uring_engine::reap()
 		io_uring_cqe batch[reap_chunk];
 		unsigned head, n = 0;
 		io_uring_cqe *cqe;
-		io_uring_for_each_cqe(&ring_, head, cqe) {
+		io_uring_for_each_cqe(&uring_, head, cqe) {
 			batch[n++] = *cqe;
 			if (n == reap_chunk)
 				break;
 		}
 		if (n == 0)
 			return total;
-		io_uring_cq_advance(&ring_, n);
+		io_uring_cq_advance(&uring_, n);
 		for (unsigned i = 0; i < n; i++)
 			dispatch(batch[i]);
 		total += static_cast<int>(n);
@@ -241,8 +241,8 @@ void uring_engine::dispatch(const io_uring_cqe &cqe)
 	if (data == 0)
 		return; // fire-and-forget (cancellations)
 	if (data & internal_tag) {
-		auto *handler = reinterpret_cast<cqe_handler *>(data & ~internal_tag);
-		handler->on_cqe(cqe.res, cqe.flags);
+		auto *done = reinterpret_cast<cqe_completion *>(data & ~internal_tag);
+		done->on_cqe(cqe.res, cqe.flags);
 		return;
 	}
 	reinterpret_cast<io_completion *>(data)->io_done(cqe.res);
@@ -290,9 +290,9 @@ void uring_engine::collect_finished_watches()
 	}
 }
 
-void uring_engine::set_wake_handler(io_completion *handler)
+void uring_engine::set_wake_completion(io_completion *done)
 {
-	waker_->set_handler(handler);
+	waker_->set_completion(done);
 }
 
 int uring_engine::wake()
@@ -315,20 +315,20 @@ int uring_engine::register_file(int fd)
 {
 	if (!fixed_files_registered_) {
 		int ret = io_uring_register_files_sparse(
-			&ring_, static_cast<unsigned>(fixed_files_.size()));
+			&uring_, static_cast<unsigned>(fixed_files_.size()));
 		if (ret < 0)
 			return ret;
 		fixed_files_registered_ = true;
 	}
-	for (size_t slot = 0; slot < fixed_files_.size(); slot++) {
-		if (fixed_files_[slot] != -1)
+	for (size_t index = 0; index < fixed_files_.size(); index++) {
+		if (fixed_files_[index] != -1)
 			continue;
 		int ret = io_uring_register_files_update(
-			&ring_, static_cast<unsigned>(slot), &fd, 1);
+			&uring_, static_cast<unsigned>(index), &fd, 1);
 		if (ret < 0)
 			return ret;
-		fixed_files_[slot] = fd;
-		return static_cast<int>(slot);
+		fixed_files_[index] = fd;
+		return static_cast<int>(index);
 	}
 	return -ENFILE;
 }
@@ -339,7 +339,7 @@ void uring_engine::unregister_file(int index)
 	    fixed_files_[index] == -1)
 		return;
 	int none = -1;
-	io_uring_register_files_update(&ring_, static_cast<unsigned>(index),
+	io_uring_register_files_update(&uring_, static_cast<unsigned>(index),
 				       &none, 1);
 	fixed_files_[index] = -1;
 }

@@ -3,36 +3,37 @@
 // One queue's io_uring and the loop that drives it.
 //
 // Ownership: a uring_engine belongs to one thread, the one that creates it
-// (with IORING_SETUP_SINGLE_ISSUER the kernel binds the ring to its creator)
+// (with IORING_SETUP_SINGLE_ISSUER the kernel binds the io_uring to its creator)
 // and calls run_once(). Only wake() and request_stop() may be called from
 // other threads. Completions are dispatched on the owning thread, in
 // batches, each exactly once.
 //
 // user_data is either an io_completion pointer (bit 0 clear: objects are
-// aligned) or, with bit 0 set, one of the engine's own cqe_handlers.
+// aligned) or, with bit 0 set, one of the engine's own cqe_completions.
 #include <liburing.h>
 
 #include <atomic>
 #include <memory>
 #include <vector>
 
-#include "io/cqe_handler.h"
+#include "io/cqe_completion.h"
 #include "io/fd_watch.h"
 #include "io/wake_channel.h"
+#include "tcmud/defaults.h"
 #include "tcmud/io_engine.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {
 
 struct uring_options {
-	unsigned entries = 256;     // submission queue size (CQ is twice that)
+	unsigned entries = default_uring_entries; // SQ size (CQ is twice that)
 	bool defer_taskrun = true;  // false: never ask for DEFER_TASKRUN
-	unsigned fixed_files = 16;  // slots for register_file()
+	unsigned fixed_files = 16;  // fixed-file indices for register_file()
 };
 
 class uring_engine final : public io_engine {
 public:
-	// The engine, or why no ring could be set up (the caller logs it).
+	// The engine, or why no io_uring could be set up (the caller logs it).
 	static setup_result<std::unique_ptr<uring_engine>> create(const uring_options &opts);
 	~uring_engine();
 	uring_engine(const uring_engine &) = delete;
@@ -47,9 +48,9 @@ public:
 	// or the timeout passes (nullptr: no timeout; min_complete 0, or any
 	// wait_for_sqe() caller pending: no wait), then dispatches every ready
 	// completion and calls the waiters. Returns the number of completions
-	// dispatched, or -errno if the ring itself failed.
+	// dispatched, or -errno if the io_uring itself failed.
 	int run_once(unsigned min_complete, const __kernel_timespec *timeout = nullptr);
-	// run_once(1) until request_stop(); returns 0 or the first ring error.
+	// run_once(1) until request_stop(); returns 0 or the first io_uring error.
 	int run();
 	// Pushes pending SQEs to the kernel without waiting.
 	int submit();
@@ -61,19 +62,19 @@ public:
 	int watch_readable(int fd, io_completion *target);
 	void unwatch(int watch_id);
 
-	// handler->io_done(count) runs on the owning thread after wake().
-	void set_wake_handler(io_completion *handler);
-	// Any thread: make run_once() return soon (and call the wake handler).
+	// done->io_done(count) runs on the owning thread after wake().
+	void set_wake_completion(io_completion *done);
+	// Any thread: make run_once() return soon (and call the wake completion).
 	int wake();
 	// Any thread: wake and make run() return.
 	void request_stop();
 	bool stop_requested() const;
 
 	// For the engine's own helpers: an SQE whose completion goes to
-	// handler->on_cqe() with the CQE flags. nullptr if the SQ is full.
-	io_uring_sqe *get_sqe_for(cqe_handler *handler);
+	// done->on_cqe() with the CQE flags. nullptr if the SQ is full.
+	io_uring_sqe *get_sqe_for(cqe_completion *done);
 
-	unsigned setup_flags() const { return ring_.flags; }
+	unsigned setup_flags() const { return uring_.flags; }
 	// Operations submitted (or prepared) whose last CQE has not arrived,
 	// the engine's own wake-channel read (always one) included.
 	unsigned in_flight() const { return in_flight_; }
@@ -88,12 +89,12 @@ private:
 	void collect_finished_watches();
 	void drain_for_exit();
 
-	io_uring ring_{};
-	bool ring_ready_ = false;
+	io_uring uring_{};
+	bool uring_ready_ = false;
 	unsigned in_flight_ = 0;
 	std::vector<io_completion *> waiters_;
 	std::vector<io_completion *> waiters_running_;
-	std::vector<int> fixed_files_; // -1: free slot
+	std::vector<int> fixed_files_; // -1: free index
 	bool fixed_files_registered_ = false;
 	std::vector<std::unique_ptr<fd_watch>> watches_;
 	std::unique_ptr<wake_channel> waker_;

@@ -59,8 +59,8 @@ void wake_channel::on_cqe(int32_t result, uint32_t)
 	if (result == static_cast<int32_t>(sizeof(count_))) {
 		uint64_t count = count_;
 		arm();
-		if (handler_)
-			handler_->io_done(static_cast<int64_t>(count));
+		if (done_)
+			done_->io_done(static_cast<int64_t>(count));
 		return;
 	}
 	if (result == -ECANCELED)

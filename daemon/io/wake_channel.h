@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // How other threads reach a queue's loop: an eventfd whose read is kept
-// pending in the ring, so a write from any thread completes it and ends the
+// pending in the io_uring, so a write from any thread completes it and ends the
 // owner's io_uring_enter() wait. The fd is blocking on purpose: io_uring
 // then waits for it by polling instead of failing with -EAGAIN.
 #include <cstdint>
 
-#include "io/cqe_handler.h"
+#include "io/cqe_completion.h"
 #include "tcmud/unique_fd.h"
 #include "tcmud/io_completion.h"
 
@@ -14,12 +14,12 @@ namespace tcmud {
 
 class uring_engine;
 
-class wake_channel final : public cqe_handler, private io_completion {
+class wake_channel final : public cqe_completion, private io_completion {
 public:
 	explicit wake_channel(uring_engine &engine);
 	// Creates the eventfd and arms the read; -errno on failure.
 	int open();
-	void set_handler(io_completion *handler) { handler_ = handler; }
+	void set_completion(io_completion *done) { done_ = done; }
 	// Thread-safe: adds one to the eventfd.
 	int notify();
 
@@ -32,7 +32,7 @@ private:
 	uring_engine &engine_;
 	unique_fd efd_;
 	uint64_t count_ = 0; // the kernel writes here while the read is armed
-	io_completion *handler_ = nullptr;
+	io_completion *done_ = nullptr;
 	bool armed_ = false;
 	bool waiting_for_sqe_ = false;
 };

@@ -42,10 +42,10 @@ int done_cmd_for(uint8_t cmd)
 
 } // namespace
 
-setup_result<std::unique_ptr<tcmu_netlink>> tcmu_netlink::open(tcmu_event_handler handler)
+setup_result<std::unique_ptr<tcmu_netlink>> tcmu_netlink::open(tcmu_event_callback callback)
 {
 	std::unique_ptr<tcmu_netlink> nl(new tcmu_netlink());
-	nl->handler_ = std::move(handler);
+	nl->callback_ = std::move(callback);
 	if (auto r = nl->setup(); !r)
 		return r.error();
 	return nl;
@@ -177,7 +177,7 @@ int tcmu_netlink::on_message(nl_msg *msg, void *arg)
 		log_debug("netlink:", "ignoring TCM-USER command %u", ev->cmd);
 		return NL_SKIP;
 	}
-	int status = self->handler_(*ev);
+	int status = self->callback_(*ev);
 	self->send_reply(*ev, status);
 	return NL_OK;
 }

@@ -35,21 +35,21 @@ struct tcmu_netlink_event {
 
 // Returns 0 to accept the event, -errno to refuse it (the kernel fails the
 // configfs operation with that error).
-using tcmu_event_handler = std::function<int(const tcmu_netlink_event &)>;
+using tcmu_event_callback = std::function<int(const tcmu_netlink_event &)>;
 
 class tcmu_netlink {
 public:
 	// Resolves the family and its group, joins it, and announces reply
 	// support. A setup_error (ENOENT) when target_core_user is not loaded;
 	// logs nothing itself.
-	static setup_result<std::unique_ptr<tcmu_netlink>> open(tcmu_event_handler handler);
+	static setup_result<std::unique_ptr<tcmu_netlink>> open(tcmu_event_callback callback);
 	~tcmu_netlink();
 	tcmu_netlink(const tcmu_netlink &) = delete;
 	tcmu_netlink &operator=(const tcmu_netlink &) = delete;
 
 	// The event socket's fd, for poll().
 	int fd() const;
-	// Receives every event queued on the socket, calls the handler for
+	// Receives every event queued on the socket, calls the callback for
 	// each and sends its reply. Non-blocking; 0 or -errno.
 	int dispatch();
 
@@ -70,7 +70,7 @@ private:
 	setup_result<void> set_features();
 	static int on_message(nl_msg *msg, void *arg);
 
-	tcmu_event_handler handler_;
+	tcmu_event_callback callback_;
 	nl_sock *events_ = nullptr;
 	nl_sock *requests_ = nullptr;
 	int family_ = -1;

@@ -7,12 +7,9 @@
 #include <cstdint>
 #include <span>
 
-namespace tcmud {
+#include "tcmud/scsi_limits.h"  // max_cdb_length
 
-// The longest CDB the kernel passes: SCSI_MAX_VARLEN_CDB_SIZE (8 header bytes
-// plus at most 252 additional bytes). Our per-command CDB copy has this size,
-// so no legal CDB is ever refused and an illegal one is never copied.
-inline constexpr size_t max_cdb_length = 260;
+namespace tcmud {
 
 inline constexpr uint8_t variable_length_opcode = 0x7f;
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ring/tcmu_abi.h"
+#include "tcmud/scsi_limits.h"
 
 namespace tcmud {
 
@@ -50,8 +51,8 @@ std::optional<command_ring> command_ring::attach(std::span<std::byte> map,
 command_ring::command_ring(std::span<std::byte> map, const ring_geometry &g,
 			   const ring_options &o)
 	: map_(map), geometry_(g), limits_{o.max_iovs_per_command},
-	  slots_(o.max_in_flight, o.initial_iovs_per_command),
-	  pending_(slots_.capacity())
+	  copies_(o.max_in_flight, o.initial_iovs_per_command),
+	  pending_(copies_.capacity())
 {
 	tmr_ids_.reserve(max_tmr_ids);
 }
@@ -61,7 +62,7 @@ void command_ring::mark_entry(uint32_t pos)
 	write_at(map_, uint64_t(geometry_.cmdr_off) + pos + entry_mark_off, entry_mark);
 }
 
-bool command_ring::entry_still_ours(const response_slot &r) const
+bool command_ring::entry_still_ours(const pending_response &r) const
 {
 	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
 	uint32_t len_op;
@@ -116,7 +117,7 @@ std::optional<ring_event> command_ring::next()
 
 	// Each pass consumes at least 8 bytes of the published region, so the
 	// loop ends after at most cmdr_size / 8 PADs.
-	while (head_seen_ != head && !slots_.full()) {
+	while (head_seen_ != head && !copies_.full()) {
 		entry_header h = read_entry_header(map_, geometry_, head_seen_);
 		if (auto r = check_framing(h, bytes_published(head), geometry_))
 			return break_ring(*r, h.cmd_id);
@@ -134,7 +135,7 @@ std::optional<ring_event> command_ring::next()
 ring_event command_ring::break_ring(malformed_reason r, uint16_t cmd_id)
 {
 	broken_ = true;
-	return ring_malformed{cmd_id, r, false, true};
+	return ring_malformed{.cmd_id = cmd_id, .reason = r, .ring_broken = true};
 }
 
 ring_event command_ring::take_tmr(const entry_header &h)
@@ -142,7 +143,7 @@ ring_event command_ring::take_tmr(const entry_header &h)
 	advance(h.len);
 	ring_tmr tmr;
 	if (auto r = parse_tmr_entry(map_, geometry_, h, tmr.tmr_type, tmr_ids_))
-		return ring_malformed{h.cmd_id, *r, false, false};
+		return ring_malformed{.cmd_id = h.cmd_id, .reason = *r};
 	tmr.cmd_ids = tmr_ids_;
 	return tmr;
 }
@@ -151,36 +152,36 @@ ring_event command_ring::take_command(const entry_header &h)
 {
 	// The kernel's idr never hands out an id still in use; if it did, its
 	// own completion walk would fail on the second response anyway.
-	if (slots_.find(h.cmd_id))
+	if (copies_.find(h.cmd_id))
 		return break_ring(malformed_reason::duplicate_cmd_id, h.cmd_id);
 
-	command_slot &slot = slots_.acquire(h.cmd_id);
+	entry_copy &copy = copies_.acquire(h.cmd_id);
 	pending_.push({h.pos, h.len_op, h.cmd_id});
 	advance(h.len);
 
-	auto bad = parse_cmd_entry(map_, geometry_, h, limits_, slot);
+	auto bad = parse_cmd_entry(map_, geometry_, h, limits_, copy);
 	// After parsing: the mark overwrites a request field (iov_cnt) that
 	// is copied out by now.
 	mark_entry(h.pos);
 	if (bad) {
-		slot.malformed = true;
-		return ring_malformed{h.cmd_id, *bad, true, false};
+		copy.malformed = true;
+		return ring_malformed{.cmd_id = h.cmd_id, .reason = *bad, .needs_response = true};
 	}
 	ring_command cmd;
 	cmd.cmd_id = h.cmd_id;
-	cmd.cdb = std::span<const uint8_t>(slot.cdb.data(), slot.cdb_len);
-	cmd.iovs = std::span<const iovec>(slot.iovs).first(uint64_t(slot.iov_cnt) +
-							 slot.iov_bidi_cnt + slot.iov_dif_cnt);
-	cmd.iov_cnt = slot.iov_cnt;
-	cmd.iov_bidi_cnt = slot.iov_bidi_cnt;
-	cmd.iov_dif_cnt = slot.iov_dif_cnt;
+	cmd.cdb = std::span<const uint8_t>(copy.cdb.data(), copy.cdb_len);
+	cmd.iovs = std::span<const iovec>(copy.iovs).first(uint64_t(copy.iov_cnt) +
+							 copy.iov_bidi_cnt + copy.iov_dif_cnt);
+	cmd.iov_cnt = copy.iov_cnt;
+	cmd.iov_bidi_cnt = copy.iov_bidi_cnt;
+	cmd.iov_dif_cnt = copy.iov_dif_cnt;
 	return cmd;
 }
 
 int command_ring::complete(uint16_t cmd_id, uint8_t scsi_status,
 			   std::span<const uint8_t> sense, std::optional<uint32_t> read_len)
 {
-	if (!slots_.find(cmd_id))
+	if (!copies_.find(cmd_id))
 		return -ENOENT;
 	uint8_t uflags = 0;
 	uint32_t len = 0;
@@ -189,16 +190,16 @@ int command_ring::complete(uint16_t cmd_id, uint8_t scsi_status,
 		len = *read_len;
 	}
 	write_response(cmd_id, uflags, scsi_status, sense, len);
-	slots_.release(cmd_id);
+	copies_.release(cmd_id);
 	return 0;
 }
 
 int command_ring::complete_unknown_op(uint16_t cmd_id)
 {
-	if (!slots_.find(cmd_id))
+	if (!copies_.find(cmd_id))
 		return -ENOENT;
 	write_response(cmd_id, TCMUD_UFLAG_UNKNOWN_OP, 0, {}, 0);
-	slots_.release(cmd_id);
+	copies_.release(cmd_id);
 	return 0;
 }
 
@@ -206,7 +207,7 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 				  std::span<const uint8_t> sense, uint32_t read_len)
 {
 	// One record per command in flight, and cmd_id is in flight.
-	response_slot r = pending_.pop();
+	pending_response r = pending_.pop();
 	// check_framing made sure r.len >= TCMUD_CMD_ENTRY_SIZE: the response
 	// stays inside its entry.
 	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
@@ -223,11 +224,12 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 	// common GOOD answer skips the 96-byte clear.
 	if (scsi_status != sam_stat_check_condition)
 		return;
-	size_t n = std::min<size_t>(sense.size(), TCMUD_SENSE_BUFFERSIZE);
+	static_assert(sense_buffer_size == TCMUD_SENSE_BUFFERSIZE);
+	size_t n = std::min<size_t>(sense.size(), sense_buffer_size);
 	std::byte *dst = map_.data() + at + TCMUD_RSP_SENSE_OFF;
 	if (n) // an empty span's data() may be null, which memcpy forbids
 		std::memcpy(dst, sense.data(), n);
-	std::memset(dst + n, 0, TCMUD_SENSE_BUFFERSIZE - n);
+	std::memset(dst + n, 0, sense_buffer_size - n);
 }
 
 bool command_ring::publish()
@@ -244,7 +246,7 @@ bool command_ring::publish()
 
 int command_ring::reset()
 {
-	slots_.release_all();
+	copies_.release_all();
 	pending_.clear();
 	tmr_ids_.clear();
 	uint32_t tail = load_cmd_tail(map_);

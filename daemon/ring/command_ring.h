@@ -11,27 +11,28 @@
 //
 // The engine never reads or writes outside the mapping, whatever the kernel
 // wrote into it; see entry_parser.h for the checks, mailbox.h for the memory
-// ordering, response_slots.h for how out-of-order responses are placed.
+// ordering, pending_responses.h for how out-of-order responses are placed.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
 
-#include "ring/command_slots.h"
+#include "ring/entry_copies.h"
 #include "ring/entry_parser.h"
 #include "ring/mailbox.h"
-#include "ring/response_slots.h"
+#include "ring/pending_responses.h"
 #include "ring/ring_events.h"
 #include "ring/tcmu_abi.h"
+#include "tcmud/defaults.h"
 
 namespace tcmud {
 
 struct ring_options {
 	// Commands taken from the ring and not yet completed. When reached,
 	// next() leaves further entries in the ring until one completes.
-	size_t max_in_flight = 256;
-	// iovecs reserved per command slot up front, and the most one command
+	size_t max_in_flight = default_max_in_flight;
+	// iovecs reserved per entry copy up front, and the most one command
 	// may bring (more is failed as malformed iov_count). The kernel gives one
 	// iovec per run of contiguous data blocks, so 16384 covers 64 MiB even
 	// when every 4 KiB block is apart.
@@ -52,7 +53,7 @@ public:
 	std::optional<ring_event> next();
 
 	// Writes the response of cmd_id into the oldest unanswered CMD entry.
-	// sense is cut to 96 bytes and written only with CHECK CONDITION, the
+	// sense is cut to sense_buffer_size (96) bytes and written only with CHECK CONDITION, the
 	// one status the kernel copies it for. read_len is passed (TCMU_UFLAG_READ_LEN)
 	// only when the kernel offers CAP_READ_LEN. Visible to the kernel after
 	// publish(). -ENOENT if cmd_id is not in flight.
@@ -87,7 +88,7 @@ public:
 	// command, so its result must be dropped, never passed to complete().
 	uint32_t generation() const { return generation_; }
 
-	size_t in_flight() const { return slots_.in_flight(); }
+	size_t in_flight() const { return copies_.in_flight(); }
 	bool broken() const { return broken_; }
 	const ring_geometry &geometry() const { return geometry_; }
 
@@ -103,7 +104,7 @@ private:
 	{
 		return to >= from ? to - from : geometry_.cmdr_size - from + to;
 	}
-	bool entry_still_ours(const response_slot &r) const;
+	bool entry_still_ours(const pending_response &r) const;
 	void mark_entry(uint32_t pos);
 	uint32_t bytes_published(uint32_t head) const;
 	void advance(uint32_t len);
@@ -116,8 +117,8 @@ private:
 	std::span<std::byte> map_;
 	ring_geometry geometry_;
 	parse_limits limits_;
-	command_slots slots_;
-	response_slots pending_;
+	entry_copies copies_;
+	pending_responses pending_;
 	std::vector<uint16_t> tmr_ids_;
 	uint32_t head_seen_ = 0; // where the next entry starts
 	uint32_t published_tail_ = 0;

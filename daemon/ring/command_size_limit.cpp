@@ -4,14 +4,17 @@
 #include <algorithm>
 
 #include "ring/tcmu_abi.h"
+#include "tcmud/scsi_limits.h"
 
 namespace tcmud {
 
 namespace {
 
-// The largest CDB the kernel may copy into an entry (a variable-length CDB
-// of up to 260 bytes, padded to the entry alignment).
-constexpr uint64_t MAX_CDB_BYTES = 264;
+// The most bytes a CDB takes in an entry: the longest CDB, padded to the
+// entry alignment as the kernel pads it (tcmu_cmd_get_base_cmd_size).
+constexpr uint64_t MAX_CDB_BYTES =
+	(max_cdb_length + TCMUD_OP_ALIGN_SIZE - 1) / TCMUD_OP_ALIGN_SIZE * TCMUD_OP_ALIGN_SIZE;
+static_assert(MAX_CDB_BYTES == 264);
 
 } // namespace
 

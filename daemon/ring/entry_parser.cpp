@@ -30,11 +30,11 @@ struct iov_counts {
 
 std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_geometry &g,
 					  uint64_t array_off, uint64_t total,
-					  command_slot &slot)
+					  entry_copy &copy)
 {
-	// Grows only (see command_slots::acquire); entries past total are stale.
-	if (slot.iovs.size() < total)
-		slot.iovs.resize(total);
+	// Grows only (see entry_copies::acquire); entries past total are stale.
+	if (copy.iovs.size() < total)
+		copy.iovs.resize(total);
 	for (uint64_t i = 0; i < total; i++) {
 		uint64_t base = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE);
 		uint64_t len = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE + 8);
@@ -44,13 +44,13 @@ std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_g
 		// must lie wholly in the data area, never in the mailbox or ring.
 		if (base < g.data_off || base > map.size() || len > map.size() - base)
 			return malformed_reason::iov_outside_data_area;
-		slot.iovs[i] = iovec{map.data() + base, size_t(len)};
+		copy.iovs[i] = iovec{map.data() + base, size_t(len)};
 	}
 	return std::nullopt;
 }
 
 std::optional<malformed_reason> copy_cdb(std::span<const std::byte> map, uint64_t cdb_off,
-					 command_slot &slot)
+					 entry_copy &copy)
 {
 	if (cdb_off >= map.size())
 		return malformed_reason::cdb_outside_mapping;
@@ -63,20 +63,20 @@ std::optional<malformed_reason> copy_cdb(std::span<const std::byte> map, uint64_
 	size_t prefix;
 	if (room >= 16) {
 		prefix = 16;
-		std::memcpy(slot.cdb.data(), map.data() + cdb_off, 16);
+		std::memcpy(copy.cdb.data(), map.data() + cdb_off, 16);
 	} else {
 		prefix = size_t(std::min<uint64_t>(8, room));
-		std::memcpy(slot.cdb.data(), map.data() + cdb_off, prefix);
+		std::memcpy(copy.cdb.data(), map.data() + cdb_off, prefix);
 	}
-	size_t len = scsi_cdb_length(std::span<const uint8_t>(slot.cdb.data(), prefix));
+	size_t len = scsi_cdb_length(std::span<const uint8_t>(copy.cdb.data(), prefix));
 	if (len == 0)
 		return prefix < 8 ? malformed_reason::cdb_outside_mapping
 				  : malformed_reason::cdb_length;
 	if (len > room)
 		return malformed_reason::cdb_outside_mapping;
 	if (len > prefix)
-		std::memcpy(slot.cdb.data() + prefix, map.data() + cdb_off + prefix, len - prefix);
-	slot.cdb_len = uint16_t(len);
+		std::memcpy(copy.cdb.data() + prefix, map.data() + cdb_off + prefix, len - prefix);
+	copy.cdb_len = uint16_t(len);
 	return std::nullopt;
 }
 
@@ -121,7 +121,7 @@ std::optional<malformed_reason> parse_cmd_entry(std::span<std::byte> map,
 						const ring_geometry &g,
 						const entry_header &h,
 						const parse_limits &limits,
-						command_slot &slot)
+						entry_copy &copy)
 {
 	uint64_t at = entry_start(g, h);
 	iov_counts n{read_at<uint32_t>(map, at + TCMUD_REQ_IOV_CNT_OFF),
@@ -134,13 +134,13 @@ std::optional<malformed_reason> parse_cmd_entry(std::span<std::byte> map,
 	if (total > limits.max_iovs_per_command ||
 	    TCMUD_REQ_IOV_OFF + total * TCMUD_IOVEC_SIZE > h.len)
 		return malformed_reason::iov_count;
-	if (auto r = copy_iovs(map, g, at + TCMUD_REQ_IOV_OFF, total, slot))
+	if (auto r = copy_iovs(map, g, at + TCMUD_REQ_IOV_OFF, total, copy))
 		return r;
-	if (auto r = copy_cdb(map, cdb_off, slot))
+	if (auto r = copy_cdb(map, cdb_off, copy))
 		return r;
-	slot.iov_cnt = n.cnt;
-	slot.iov_bidi_cnt = n.bidi;
-	slot.iov_dif_cnt = n.dif;
+	copy.iov_cnt = n.cnt;
+	copy.iov_bidi_cnt = n.bidi;
+	copy.iov_dif_cnt = n.dif;
 	return std::nullopt;
 }
 

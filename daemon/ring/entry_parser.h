@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "ring/command_slots.h"
+#include "ring/entry_copies.h"
 #include "ring/mailbox.h"
 #include "ring/ring_events.h"
 
@@ -39,12 +39,12 @@ struct parse_limits {
 	size_t max_iovs_per_command = 0;
 };
 
-// Copies and checks a CMD entry's CDB and iovecs into `slot`.
+// Copies and checks a CMD entry's CDB and iovecs into `copy`.
 std::optional<malformed_reason> parse_cmd_entry(std::span<std::byte> map,
 						const ring_geometry &g,
 						const entry_header &h,
 						const parse_limits &limits,
-						command_slot &slot);
+						entry_copy &copy);
 
 // Copies a TMR entry's type and ids; `ids` must have capacity for 65536.
 std::optional<malformed_reason> parse_tmr_entry(std::span<const std::byte> map,

@@ -8,7 +8,7 @@
 
 #include "byte_order.h"
 #include "command_task.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 
 namespace tcmud::scsi {
@@ -46,7 +46,7 @@ command_task prefetch(command &cmd, uint64_t lba, uint64_t blocks)
 // keep their data (SBC-4 leaves the content vendor specific without an
 // initialization pattern). A parameter list, protection information or a
 // fast format asks for something this unit cannot do.
-void handle_format_unit(command &cmd, int64_t)
+void emulate_format_unit(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	if (cdb[1] & 0x10) {
@@ -62,7 +62,7 @@ void handle_format_unit(command &cmd, int64_t)
 // (or the self-test codes' "abort", which has nothing to abort) is GOOD.
 // Background and foreground extended self-tests need a self-test log this
 // unit does not keep.
-void handle_send_diagnostic(command &cmd, int64_t)
+void emulate_send_diagnostic(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	uint8_t code = cdb[1] >> 5;
@@ -108,7 +108,7 @@ void handle_send_diagnostic(command &cmd, int64_t)
 
 // The medium cannot be removed (INQUIRY RMB = 0), so there is nothing to
 // prevent; PREVENT 00b and 01b are accepted, 1xb is obsolete in SBC-4.
-void handle_prevent_allow_medium_removal(command &cmd, int64_t)
+void emulate_prevent_allow_medium_removal(command &cmd, int64_t)
 {
 	if (cmd.cdb()[4] & 0x02) {
 		finish_invalid_cdb(cmd, 4, 1);
@@ -120,7 +120,7 @@ void handle_prevent_allow_medium_removal(command &cmd, int64_t)
 // READ DEFECT DATA: there are no defects, so both lists are valid and empty,
 // in whichever address format was asked (an empty list has no descriptor
 // whose format could differ). 111b is reserved.
-void handle_read_defect_data(command &cmd, int64_t)
+void emulate_read_defect_data(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	bool twelve = cdb[0] == READ_DEFECT_DATA_12;
@@ -144,7 +144,7 @@ void handle_read_defect_data(command &cmd, int64_t)
 // asks of a cache that cannot hold the blocks. Otherwise the range is handed
 // to the kernel's readahead and the status is CONDITION MET. IMMED changes
 // nothing: the readahead is only queued, which is quick either way.
-void handle_prefetch(command &cmd, int64_t)
+void emulate_prefetch(command &cmd, int64_t)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	// With a length of 0 the range starts at LBA, which must then exist.

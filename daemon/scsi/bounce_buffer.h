@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud::scsi {
 

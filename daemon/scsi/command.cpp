@@ -7,6 +7,12 @@
 
 #include "iovec_buffer.h"
 
+// The SCSI layer hands a backstore's io_engine through without using it
+// (backstore.h only names the class), so it must not pull in liburing.
+#ifdef LIB_URING_H
+#error "daemon/scsi includes <liburing.h>: include tcmud/io_engine.h only where an engine is used"
+#endif
+
 namespace tcmud::scsi {
 
 namespace {
@@ -31,7 +37,7 @@ command::command()
 command::~command()
 {
 	// Only a command abandoned mid-flight (its device torn down) still
-	// has a suspended handler; its locals own nothing that outlives it.
+	// has a suspended emulation; its locals own nothing that outlives it.
 	if (task_)
 		task_.destroy();
 }
@@ -53,7 +59,7 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 	io_.atomic = false;
 }
 
-void command::begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense)
+void command::begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense)
 {
 	lu_ = &lu;
 	queue_ = &queue;
@@ -149,7 +155,7 @@ void command::submit(step_fn next)
 	submit_to(*queue_, next);
 }
 
-void command::submit_to(backend_queue &queue, step_fn next)
+void command::submit_to(backstore_queue &queue, step_fn next)
 {
 	next_ = next;
 	queue.submit(io_);
@@ -172,7 +178,7 @@ void command::run(step_fn first)
 	drive();
 }
 
-void command::resume(backend_queue &queue)
+void command::resume(backstore_queue &queue)
 {
 	queue_ = &queue;
 	io_done(0);
@@ -198,7 +204,7 @@ void command::drive()
 	while (pending_) {
 		pending_ = false;
 		// A read or write completes whole or with -errno: the backstore
-		// resumes its own short transfers (block_backend.h). A short
+		// resumes its own short transfers (backstore.h). A short
 		// count that arrives anyway is an error, never GOOD with data
 		// missing. Only a positive result can be short.
 		if (pending_result_ > 0 && next_ && short_transfer(pending_result_))

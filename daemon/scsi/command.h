@@ -9,7 +9,7 @@
 // Nothing here allocates per command: the backstore requests, the iovec
 // scratch lists, the bounce buffer (VERIFY, WRITE AND VERIFY, WRITE SAME,
 // COMPARE AND WRITE, UNMAP, ORWRITE, WRITE ATOMIC, EXTENDED COPY) and the
-// coroutine frame of a multi-step handler (command_task.h) keep their
+// coroutine frame of a multi-step emulation (command_task.h) keep their
 // capacity across reuse of the slot. EXTENDED COPY alone allocates, for
 // its parsed lists.
 #include <sys/uio.h>
@@ -22,8 +22,9 @@
 #include <span>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/io_completion.h"
+#include "tcmud/scsi_limits.h"
 
 #include "bounce_buffer.h"
 #include "range_lock.h"
@@ -56,14 +57,17 @@ protected:
 
 class command final : private io_completion {
 public:
-	static constexpr std::size_t MAX_CDB_SIZE = 32;
+	// The CDB bytes a command keeps. Not a limit (the ring's max_cdb_length
+	// is): more than any supported opcode needs (opcode_table.cpp checks),
+	// so the bytes beyond it are never looked at.
+	static constexpr std::size_t CDB_BYTES_KEPT = 32;
 
 	// A step of a command's state machine: called with the result of the
 	// backstore request it waited for (or 0 after a range-lock grant).
 	using step_fn = void (*)(command &cmd, int64_t result);
 
-	// The coroutine frame of a multi-step handler (command_task.h) lives
-	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all handlers),
+	// The coroutine frame of a multi-step emulation (command_task.h) lives
+	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all emulations),
 	// so 1 KiB leaves room for -O0 and sanitizer builds;
 	// no_allocation_test.cpp fails if one outgrows it.
 	static constexpr std::size_t TASK_FRAME_SIZE = 1024;
@@ -76,7 +80,7 @@ public:
 	// --- for the owner (the ring side) ---
 
 	// Starts a new command in this slot. `cdb` is copied (bytes beyond
-	// MAX_CDB_SIZE are dropped: no supported opcode is that long);
+	// CDB_BYTES_KEPT are dropped: no supported opcode is that long);
 	// `data` must stay valid until command_done().
 	void reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 		   command_owner *owner);
@@ -94,18 +98,18 @@ public:
 	}
 	command_owner *owner() const { return owner_; }
 
-	// --- for the SCSI layer's command handlers ---
+	// --- for the SCSI layer's command emulations ---
 
 	std::span<const uint8_t> cdb() const { return {cdb_.data(), cdb_length_}; }
-	// The CDB's storage, MAX_CDB_SIZE bytes: those past cdb().size() are
+	// The CDB's storage, CDB_BYTES_KEPT bytes: those past cdb().size() are
 	// left over from earlier commands (for whole-word checks that mask
 	// them off).
-	const std::array<uint8_t, MAX_CDB_SIZE> &cdb_storage() const { return cdb_; }
+	const std::array<uint8_t, CDB_BYTES_KEPT> &cdb_storage() const { return cdb_; }
 	std::span<const iovec> data() const { return data_; }
 	// The bytes data() holds, summed once at reset().
 	uint64_t data_bytes() const { return data_bytes_; }
 	logical_unit &lu() const { return *lu_; }
-	backend_queue &queue() const { return *queue_; }
+	backstore_queue &queue() const { return *queue_; }
 
 	void finish_good(uint64_t read_len = 0);
 	void finish_status(uint8_t status);
@@ -117,11 +121,11 @@ public:
 	block_io &io() { return io_; }
 	// Submits io() and continues with `next` when it completes (which may
 	// be inside submit()). A read or write that comes back short is
-	// -EIO by then (block_backend.h: the backstore resumes them).
+	// -EIO by then (backstore.h: the backstore resumes them).
 	void submit(step_fn next);
 	// The same on another channel (EXTENDED COPY to another device's
 	// backstore, opened on this queue's thread: copy_targets.h).
-	void submit_to(backend_queue &queue, step_fn next);
+	void submit_to(backstore_queue &queue, step_fn next);
 	// Continues with `next` now if `ready`, else once resume() is called.
 	void continue_when(bool ready, step_fn next);
 
@@ -130,7 +134,7 @@ public:
 	// Page aligned: it may go to an O_DIRECT backstore (bounce_buffer.h).
 	bounce_buffer &bounce() { return bounce_; }
 
-	// What a handler written as plain steps (read_write.cpp) keeps between
+	// What an emulation written as plain steps (read_write.cpp) keeps between
 	// them; a coroutine (command_task.h) keeps its own locals instead.
 	struct work_state {
 		uint64_t lba = 0;        // first LBA of the command
@@ -150,26 +154,26 @@ public:
 
 	// --- for logical_unit ---
 
-	void begin(logical_unit &lu, backend_queue &queue, bool descriptor_sense);
+	void begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense);
 	void run(step_fn first);
-	void resume(backend_queue &queue);
+	void resume(backstore_queue &queue);
 
 private:
 	void io_done(int64_t result) override;
 	void drive();
 	bool short_transfer(int64_t result) const;
 
-	std::array<uint8_t, MAX_CDB_SIZE> cdb_{};
+	std::array<uint8_t, CDB_BYTES_KEPT> cdb_{};
 	std::size_t cdb_length_ = 0;
 	std::span<const iovec> data_;
 	uint64_t data_bytes_ = 0;
 	command_owner *owner_ = nullptr;
 	logical_unit *lu_ = nullptr;
-	backend_queue *queue_ = nullptr;
+	backstore_queue *queue_ = nullptr;
 
 	uint8_t status_ = SAM_STAT_GOOD;
 	uint8_t sense_length_ = 0;
-	std::array<uint8_t, SENSE_BUFFER_SIZE> sense_{};
+	std::array<uint8_t, sense_buffer_size> sense_{};
 	uint64_t read_len_ = 0;
 	bool descriptor_sense_ = false;
 

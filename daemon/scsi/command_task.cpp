@@ -11,7 +11,7 @@ void run_task(command &cmd, command_task task)
 {
 	if (!task.handle_) {
 		// The frame did not fit the slot (command::TASK_FRAME_SIZE is
-		// too small for this handler): a bug here, not the initiator's.
+		// too small for this emulation): a bug here, not the initiator's.
 		cmd.finish_check_condition(
 			sense_builder(HARDWARE_ERROR, ASC_INTERNAL_TARGET_FAILURE));
 		return;
@@ -47,17 +47,20 @@ bool lock_awaiter::await_suspend(std::coroutine_handle<>) const
 
 lock_awaiter lock_shared(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &cmd.lu().ranges(), lba, blocks, false, true};
+	return {.cmd = cmd, .ranges = &cmd.lu().ranges(), .lba = lba, .blocks = blocks,
+		.exclusive = false, .tracked = true};
 }
 
 lock_awaiter lock_exclusive(command &cmd, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &cmd.lu().ranges(), lba, blocks, true, true};
+	return {.cmd = cmd, .ranges = &cmd.lu().ranges(), .lba = lba, .blocks = blocks,
+		.exclusive = true, .tracked = true};
 }
 
 lock_awaiter lock_shared(command &cmd, range_lock &ranges, uint64_t lba, uint64_t blocks)
 {
-	return {cmd, &ranges, lba, blocks, false, false};
+	return {.cmd = cmd, .ranges = &ranges, .lba = lba, .blocks = blocks,
+		.exclusive = false, .tracked = false};
 }
 
 } // namespace tcmud::scsi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// Multi-step command handlers written top to bottom: a handler is a C++20
+// Multi-step command emulations written top to bottom: an emulation is a C++20
 // coroutine taking `command &` first, and waits with co_await for a
 // backstore request or a range-lock grant:
 //
@@ -16,7 +16,7 @@
 // heap: promise_type's operator new hands out that storage, and a frame
 // that does not fit fails the command with HARDWARE ERROR rather than
 // allocate (tests/unit/scsi/no_allocation_test.cpp checks both that every
-// handler fits and that no command allocates).
+// emulation fits and that no command allocates).
 //
 // A task is resumed only from command::drive(), as a step; a completion that
 // arrives inside submit() is picked up by drive()'s loop after the coroutine
@@ -53,7 +53,7 @@ public:
 		std::suspend_always initial_suspend() noexcept { return {}; }
 		std::suspend_always final_suspend() noexcept { return {}; }
 		void return_void() noexcept {}
-		// No exceptions on the data path (a handler throws none).
+		// No exceptions on the data path (an emulation throws none).
 		void unhandled_exception() noexcept { std::terminate(); }
 	};
 
@@ -86,14 +86,14 @@ void resume_task(command &cmd, int64_t result);
 // result (a read or write: its whole length, or -errno).
 struct io_awaiter {
 	command &cmd;
-	backend_queue *queue;
+	backstore_queue *queue;
 	bool await_ready() const noexcept { return false; }
 	void await_suspend(std::coroutine_handle<>) const { cmd.submit_to(*queue, resume_task); }
 	int64_t await_resume() const noexcept { return cmd.task_result(); }
 };
 
 inline io_awaiter submitted(command &cmd) { return {cmd, &cmd.queue()}; }
-inline io_awaiter submitted(command &cmd, backend_queue &queue) { return {cmd, &queue}; }
+inline io_awaiter submitted(command &cmd, backstore_queue &queue) { return {cmd, &queue}; }
 
 // co_await lock_shared(cmd, lba, blocks) / lock_exclusive(...): the LBA
 // range in the logical unit's range lock (range_lock.h), released with

@@ -17,7 +17,7 @@
 #include <cerrno>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -35,7 +35,7 @@ void finish_miscompare(command &cmd, uint64_t offset)
 
 } // namespace
 
-command_task handle_compare_and_write(command &cmd)
+command_task emulate_compare_and_write(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();

@@ -4,10 +4,10 @@
 // designator of their VPD page 0x83 (CSCD descriptor E4h).
 //
 // A queue thread copying to or from another device never touches that
-// device's queues or threads: it opens a backend_queue of its own on the
+// device's queues or threads: it opens a backstore_queue of its own on the
 // other device's backstore (copy_target::open_queue), driven by its own
 // io_uring, so every completion of the copy arrives on the copying thread.
-// Backstores allow open_queue from any thread (block_backend.h). The
+// Backstores allow open_queue from any thread (backstore.h). The
 // registry holds only weak references; a copy holds a shared one to its
 // target for as long as it runs, which keeps the other device's backstore
 // and logical unit (capacity, range lock) alive even if that device is
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud::scsi {
 
@@ -43,7 +43,7 @@ public:
 	// A channel to this LUN's backstore for the calling queue thread,
 	// whose own channel is `caller`; nullptr if there is none to be had
 	// (the target is then not reachable).
-	virtual std::unique_ptr<backend_queue> open_queue(backend_queue &caller) = 0;
+	virtual std::unique_ptr<backstore_queue> open_queue(backstore_queue &caller) = 0;
 };
 
 class copy_target_registry {

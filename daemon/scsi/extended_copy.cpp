@@ -20,7 +20,7 @@
 
 #include "byte_order.h"
 #include "copy_targets.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 #include "third_party_copy.h"
@@ -59,8 +59,8 @@ struct endpoint {
 	bool resolved = false;
 	std::shared_ptr<copy_target> target;
 	logical_unit *lu = nullptr;
-	backend_queue *queue = nullptr;       // on this queue's thread
-	std::unique_ptr<backend_queue> opened; // for another LUN's backstore
+	backstore_queue *queue = nullptr;       // on this queue's thread
+	std::unique_ptr<backstore_queue> opened; // for another LUN's backstore
 };
 
 struct copy_job {
@@ -259,8 +259,10 @@ void finish_copy(command &cmd, const copy_job &j, bool ok)
 {
 	if (j.hold)
 		cmd.lu().copy_results().hold(
-			j.list_id, {true, ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
-				    static_cast<uint16_t>(j.segment), j.bytes});
+			j.list_id, {.held = true,
+				    .status = ok ? STATUS_DONE : STATUS_DONE_WITH_ERRORS,
+				    .segments = static_cast<uint16_t>(j.segment),
+				    .bytes = j.bytes});
 	if (ok)
 		cmd.finish_good();
 }
@@ -334,8 +336,8 @@ std::unique_ptr<copy_job> parse_list(command &cmd)
 // read under the source's range lock (shared), written under the
 // destination's. The queues opened on other backstores close with `j`,
 // when the frame goes; a queue may go from inside its last completion
-// (block_backend.h).
-command_task handle_extended_copy(command &cmd)
+// (backstore.h).
+command_task emulate_extended_copy(command &cmd)
 {
 	std::unique_ptr<copy_job> j = parse_list(cmd);
 	if (!j)

@@ -7,7 +7,7 @@
 #include <array>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 
 namespace tcmud::scsi {
@@ -27,7 +27,7 @@ constexpr uint8_t STATUS_DEALLOCATED = 0x1;
 
 } // namespace
 
-void handle_get_lba_status(command &cmd, int64_t)
+void emulate_get_lba_status(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();

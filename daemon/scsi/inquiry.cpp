@@ -9,7 +9,7 @@
 
 #include "byte_order.h"
 #include "copy_targets.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 #include "third_party_copy.h"
 
@@ -238,7 +238,7 @@ std::size_t vpd_page(const logical_unit &lu, uint8_t page, response &buf)
 
 } // namespace
 
-void handle_inquiry(command &cmd, int64_t)
+void emulate_inquiry(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	bool evpd = cdb[1] & 0x01;

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#include "handlers.h"
+#include "emulation.h"
 #include "opcode_table.h"
 #include "third_party_copy.h"
 
@@ -99,7 +99,7 @@ constexpr auto cdb_bytes_checked = [] {
 // Whether the CDB sets any bit its row's usage data does not allow: two
 // 64-bit words instead of a loop over the bytes (every command pays this).
 // The caller finds which byte only when one is set.
-bool has_unexpected_bits(const std::array<uint8_t, command::MAX_CDB_SIZE> &cdb,
+bool has_unexpected_bits(const std::array<uint8_t, command::CDB_BYTES_KEPT> &cdb,
 			 const opcode_info &info)
 {
 	uint64_t bytes[2], usage[2], checked[2];
@@ -134,7 +134,7 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 		return nullptr;
 	}
 	if (!has_unexpected_bits(cmd.cdb_storage(), *info))
-		return info->handler;
+		return info->emulate;
 	for (uint16_t i = 1; i < info->cdb_length; i++) {
 		uint8_t unexpected = cdb[i] & static_cast<uint8_t>(~info->usage[i]);
 		if (unexpected) {
@@ -142,12 +142,12 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 			return nullptr;
 		}
 	}
-	return info->handler;
+	return info->emulate;
 }
 
 } // namespace
 
-void logical_unit::execute(command &cmd, backend_queue &queue)
+void logical_unit::execute(command &cmd, backstore_queue &queue)
 {
 	cmd.begin(*this, queue, descriptor_sense());
 	command::step_fn first = dispatch(*this, cmd);
@@ -156,7 +156,7 @@ void logical_unit::execute(command &cmd, backend_queue &queue)
 	cmd.run(first ? first : [](command &, int64_t) {});
 }
 
-void logical_unit::resume(command &cmd, backend_queue &queue)
+void logical_unit::resume(command &cmd, backstore_queue &queue)
 {
 	cmd.resume(queue);
 }

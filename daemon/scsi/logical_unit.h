@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/setup_result.h"
 
 #include "atomic_gate.h"
@@ -78,12 +78,12 @@ public:
 	// Runs cmd (reset() beforehand) against `queue`, the calling queue
 	// thread's channel to the backstore. cmd's owner is told when it is
 	// done: maybe inside this call, maybe later from a completion.
-	void execute(command &cmd, backend_queue &queue);
+	void execute(command &cmd, backstore_queue &queue);
 	// Continues a command parked on the range lock, after its owner's
 	// command_wake(); call it on the command's own queue thread.
-	void resume(command &cmd, backend_queue &queue);
+	void resume(command &cmd, backstore_queue &queue);
 
-	// --- read-mostly state for the command handlers ---
+	// --- read-mostly state for the command emulations ---
 	const logical_unit_config &config() const { return cfg_; }
 	uint32_t block_size() const { return cfg_.block_size; }
 	uint64_t num_blocks() const { return num_blocks_.load(std::memory_order_acquire); }

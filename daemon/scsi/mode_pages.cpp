@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -112,7 +112,7 @@ std::size_t put_page(const logical_unit &lu, const mode_page &p, page_control pc
 
 } // namespace
 
-void handle_mode_sense(command &cmd, int64_t)
+void emulate_mode_sense(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	sense_request rq{cdb[0] == MODE_SENSE_10, (cdb[1] & 0x08) != 0,
@@ -257,7 +257,7 @@ bool check_mode_select_cdb(command &cmd)
 
 } // namespace
 
-void handle_mode_select(command &cmd, int64_t)
+void emulate_mode_select(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	bool ten = cdb[0] == MODE_SELECT_10;

@@ -23,7 +23,7 @@ struct opcode_info {
 	// CDB (reserved, unsupported protection or anchor fields, NACA, ...) is
 	// an INVALID FIELD IN CDB. Byte 0 is the opcode itself.
 	std::array<uint8_t, 16> usage;
-	command::step_fn handler;
+	command::step_fn emulate;
 	// nullptr: always supported; else whether this logical unit supports
 	// it (UNMAP only where the backstore can discard).
 	bool (*available)(const logical_unit &lu);

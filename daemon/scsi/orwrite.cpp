@@ -8,7 +8,7 @@
 // WRITE's compare is.
 #include <algorithm>
 
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -21,7 +21,7 @@ constexpr uint64_t CHUNK_BYTES = 128 * 1024;
 
 } // namespace
 
-command_task handle_orwrite(command &cmd)
+command_task emulate_orwrite(command &cmd)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))

@@ -5,7 +5,7 @@
 // shared, which costs two uncontended atomics unless a COMPARE AND WRITE is
 // running; a read loads the atomic-write gate before and after (two plain
 // loads) and takes the lock only around a WRITE ATOMIC (atomic_gate.h).
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 
 namespace tcmud::scsi {
@@ -103,7 +103,7 @@ void flush_done(command &cmd, int64_t result)
 
 } // namespace
 
-void handle_read(command &cmd, int64_t)
+void emulate_read(command &cmd, int64_t)
 {
 	if (!prepare_transfer(cmd))
 		return;
@@ -119,7 +119,7 @@ void handle_read(command &cmd, int64_t)
 	submit_read(cmd);
 }
 
-void handle_write(command &cmd, int64_t)
+void emulate_write(command &cmd, int64_t)
 {
 	if (!prepare_transfer(cmd))
 		return;
@@ -133,7 +133,7 @@ void handle_write(command &cmd, int64_t)
 
 // SBC-4 5.29/5.30. NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA". IMMED
 // allows finishing before the flush; we always wait, which is also allowed.
-void handle_synchronize_cache(command &cmd, int64_t)
+void emulate_synchronize_cache(command &cmd, int64_t)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	// One read of the capacity: with two, a resize in between could make

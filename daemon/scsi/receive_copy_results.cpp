@@ -9,7 +9,7 @@
 #include <bit>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 #include "third_party_copy.h"
 
@@ -66,7 +66,7 @@ void copy_status(command &cmd, uint8_t list_id, uint32_t allocation)
 
 } // namespace
 
-void handle_receive_copy_results(command &cmd, int64_t)
+void emulate_receive_copy_results(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	uint32_t allocation = get_be32(cdb, 10);

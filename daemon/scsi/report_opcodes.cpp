@@ -4,7 +4,7 @@
 #include <array>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 #include "opcode_table.h"
 
@@ -66,7 +66,7 @@ std::size_t report_one(const logical_unit &lu, const opcode_info *info, bool rct
 
 } // namespace
 
-void handle_report_supported_opcodes(command &cmd, int64_t)
+void emulate_report_supported_opcodes(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	bool rctd = cdb[2] & 0x80;

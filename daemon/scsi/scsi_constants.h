@@ -105,8 +105,4 @@ inline constexpr asc_ascq ASC_SPACE_ALLOCATION_FAILED_WRITE_PROTECT{0x27, 0x07};
 inline constexpr asc_ascq ASC_SAVING_PARAMETERS_NOT_SUPPORTED{0x39, 0x00};
 inline constexpr asc_ascq ASC_INTERNAL_TARGET_FAILURE{0x44, 0x00};
 
-// TCMU_SENSE_BUFFERSIZE in <linux/target_core_user.h>: the most sense bytes
-// the kernel passes back to the initiator.
-inline constexpr std::size_t SENSE_BUFFER_SIZE = 96;
-
 } // namespace tcmud::scsi

@@ -24,12 +24,12 @@ struct field_pointer {
 // The pointers the SCSI layer uses; bit -1 when the whole byte is the field.
 constexpr field_pointer cdb_field(uint16_t byte, int8_t bit = -1)
 {
-	return {true, byte, bit};
+	return {.in_cdb = true, .byte = byte, .bit = bit};
 }
 
 constexpr field_pointer parameter_field(uint16_t byte, int8_t bit = -1)
 {
-	return {false, byte, bit};
+	return {.in_cdb = false, .byte = byte, .bit = bit};
 }
 
 class sense_builder {

@@ -4,13 +4,13 @@
 #include <array>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "logical_unit.h"
 
 namespace tcmud::scsi {
 
 // An emulated disk is always ready: there is no medium to spin up.
-void handle_test_unit_ready(command &cmd, int64_t)
+void emulate_test_unit_ready(command &cmd, int64_t)
 {
 	cmd.finish_good();
 }
@@ -18,7 +18,7 @@ void handle_test_unit_ready(command &cmd, int64_t)
 // Sense is always returned with the failing command (autosense), so there is
 // never a pending condition to report: NO SENSE, in the format DESC asks
 // for (SPC-5 6.39).
-void handle_request_sense(command &cmd, int64_t)
+void emulate_request_sense(command &cmd, int64_t)
 {
 	bool descriptor = cmd.cdb()[1] & 0x01;
 	std::array<uint8_t, sense_builder::FIXED_LENGTH> sense{};
@@ -29,7 +29,7 @@ void handle_request_sense(command &cmd, int64_t)
 // SBC-4 5.27. Only POWER CONDITION 0 (START_VALID: process START and LOEJ)
 // is supported. START and LOEJ are accepted and change nothing: the unit is
 // shared by every initiator and its backstore cannot be stopped or ejected.
-void handle_start_stop_unit(command &cmd, int64_t)
+void emulate_start_stop_unit(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	if (cdb[4] & 0xf0) {
@@ -45,7 +45,7 @@ void handle_start_stop_unit(command &cmd, int64_t)
 
 // SBC-4 5.20: the last LBA, or 0xffffffff to send the initiator to
 // READ CAPACITY(16) when it does not fit.
-void handle_read_capacity_10(command &cmd, int64_t)
+void emulate_read_capacity_10(command &cmd, int64_t)
 {
 	const logical_unit &lu = cmd.lu();
 	std::array<uint8_t, 8> data{};
@@ -57,7 +57,7 @@ void handle_read_capacity_10(command &cmd, int64_t)
 
 // SBC-4 5.21: LBPME says the unit is thin provisioned (UNMAP works), LBPRZ
 // that unmapped blocks read back as zeroes.
-void handle_read_capacity_16(command &cmd, int64_t)
+void emulate_read_capacity_16(command &cmd, int64_t)
 {
 	const logical_unit &lu = cmd.lu();
 	std::array<uint8_t, 32> data{};

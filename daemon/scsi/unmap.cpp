@@ -12,7 +12,7 @@
 #include <array>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -94,7 +94,7 @@ int64_t parse_header(command &cmd, uint64_t list_length)
 
 } // namespace
 
-command_task handle_unmap(command &cmd)
+command_task emulate_unmap(command &cmd)
 {
 	uint64_t list_length = get_be16(cmd.cdb(), 7);
 	// SBC-4: a zero-length list is not an error; 1..7 bytes cannot hold

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "command_task.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -100,7 +100,7 @@ uint8_t bytchk(const command &cmd)
 
 } // namespace
 
-void handle_verify(command &cmd, int64_t)
+void emulate_verify(command &cmd, int64_t)
 {
 	uint8_t check = bytchk(cmd);
 	if (check == 2) {
@@ -110,7 +110,7 @@ void handle_verify(command &cmd, int64_t)
 	run_task(cmd, verify(cmd, check, false));
 }
 
-void handle_write_and_verify(command &cmd, int64_t)
+void emulate_write_and_verify(command &cmd, int64_t)
 {
 	uint8_t check = bytchk(cmd);
 	if (check >= 2) {

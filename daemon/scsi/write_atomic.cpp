@@ -13,7 +13,7 @@
 #include <bit>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -37,7 +37,7 @@ bool backstore_atomic(const backstore_caps &caps, uint64_t offset, uint64_t byte
 // (ATOMIC BOUNDARY, alignment of the LBA, granularity of the length), then
 // the length against MAXIMUM ATOMIC TRANSFER LENGTH, the LBA range, zero
 // length, the data buffer.
-command_task handle_write_atomic(command &cmd)
+command_task emulate_write_atomic(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	logical_unit &lu = cmd.lu();

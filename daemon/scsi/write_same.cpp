@@ -10,7 +10,7 @@
 // so reads return what the initiator asked for either way.
 #include <algorithm>
 
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 
@@ -55,7 +55,7 @@ write_same_mode choose_mode(const command &cmd, bool unmap, bool zero)
 
 } // namespace
 
-command_task handle_write_same(command &cmd)
+command_task emulate_write_same(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The "file" handler: a LUN backed by a regular file or block device.
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 

@@ -128,7 +128,7 @@ void file_queue::submit(block_io &io)
 {
 	io.progress = 0;
 	request *req = acquire(io);
-	// Even a request refused here completes through the ring, so the
+	// Even a request refused here completes through the io_uring, so the
 	// caller is never called back from inside its own submit().
 	int err = validate(io);
 	bool empty = (io.op == block_op::read || io.op == block_op::write) &&
@@ -150,17 +150,18 @@ void file_queue::submit(block_io &io)
 // position, which no request uses (all I/O is positional).
 int file_queue::allocation(uint64_t offset, uint64_t length, allocation_run *out)
 {
-	*out = {true, length};
+	*out = {.mapped = true, .length = length};
 	off_t data = lseek(fd_, static_cast<off_t>(offset), SEEK_DATA);
 	if (data < 0) {
 		if (errno == ENXIO) {  // only a hole from here to the end
-			*out = {false, length};
+			*out = {.mapped = false, .length = length};
 			return 0;
 		}
 		return errno == EINVAL ? 0 : -errno;
 	}
 	if (static_cast<uint64_t>(data) > offset) {
-		*out = {false, std::min<uint64_t>(length, uint64_t(data) - offset)};
+		*out = {.mapped = false,
+			.length = std::min<uint64_t>(length, uint64_t(data) - offset)};
 		return 0;
 	}
 	off_t hole = lseek(fd_, static_cast<off_t>(offset), SEEK_HOLE);

@@ -8,7 +8,7 @@
 //
 // A short read or write is resumed from block_io::progress until the
 // request is done or fails; a read that meets end of file first is -EIO.
-// If the ring has no free SQE a request is parked, in order, and restarted
+// If the io_uring has no free SQE a request is parked, in order, and restarted
 // after the engine's next reap: nothing is dropped. No allocation happens
 // per request once the pool has grown to the queue depth.
 //
@@ -21,11 +21,12 @@
 
 #include <atomic>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
+#include "tcmud/io_engine.h"
 
 namespace tcmud {
 
-class file_queue final : public backend_queue {
+class file_queue final : public backstore_queue {
 public:
 	// size: the backstore's served size, which a resize may change while
 	// this queue runs; it must outlive the queue.

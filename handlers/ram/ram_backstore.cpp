@@ -15,7 +15,7 @@
 namespace tcmud {
 namespace {
 
-class ram_queue final : public backend_queue {
+class ram_queue final : public backstore_queue {
 public:
 	explicit ram_queue(ram_backstore &store) : store_(store) {}
 	void submit(block_io &io) override { io.done->io_done(store_.perform(io)); }
@@ -76,7 +76,7 @@ backstore_caps ram_backstore::caps() const
 	return c;
 }
 
-std::unique_ptr<backend_queue> ram_backstore::open_queue(io_engine &)
+std::unique_ptr<backstore_queue> ram_backstore::open_queue(io_engine &)
 {
 	return std::make_unique<ram_queue>(*this);
 }

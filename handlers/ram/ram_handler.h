@@ -4,7 +4,7 @@
 // is removed or the daemon stops. For tests and benchmarks: with no backing
 // I/O at all, it measures what the ring, the SCSI layer and the kernel's
 // round trip cost on their own.
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 

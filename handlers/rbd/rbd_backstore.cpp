@@ -406,7 +406,7 @@ setup_result<void> rbd_backstore::resize(uint64_t new_size)
 	return {};
 }
 
-std::unique_ptr<backend_queue> rbd_backstore::open_queue(io_engine &engine)
+std::unique_ptr<backstore_queue> rbd_backstore::open_queue(io_engine &engine)
 {
 	// Shared handle: the queue asks io_image() per request (it changes
 	// when the image is reopened).

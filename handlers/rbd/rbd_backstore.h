@@ -53,7 +53,7 @@
 
 #include "rbd/rbd_config.h"
 #include "rbd/rbd_session.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 
@@ -98,7 +98,7 @@ public:
 	uint64_t size_bytes() const override { return size_.load(std::memory_order_acquire); }
 	backstore_caps caps() const override { return caps_; }
 	setup_result<void> resize(uint64_t new_size) override;
-	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override;
+	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
 
 	// --- for rbd_queue, on any queue thread ---
 	// 0 if a write may go to librbd now, else the -errno it fails with.

@@ -2,7 +2,7 @@
 #pragma once
 // The "rbd" handler: a LUN backed by a Ceph RBD image (docs/rbd.md).
 // Built only where librbd is found (meson option rbd).
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud {
 

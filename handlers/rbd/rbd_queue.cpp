@@ -13,6 +13,7 @@
 
 #include "log/log.h"
 #include "rbd/rbd_backstore.h"
+#include "tcmud/io_engine.h"
 
 namespace tcmud {
 

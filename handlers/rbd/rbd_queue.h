@@ -36,13 +36,13 @@
 #include <vector>
 
 #include "rbd/rbd_backstore.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
 
-class rbd_queue final : public backend_queue {
+class rbd_queue final : public backstore_queue {
 public:
 	// image: the queue's own handle if owns_image (measurement only), else
 	// unused: each request takes the device's current one (io_image()).

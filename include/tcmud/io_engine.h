@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// A queue's io_uring, as a backstore sees it. The queue worker owns the ring
+// A queue's io_uring, as a backstore sees it. The queue worker owns the io_uring
 // (one per queue thread, IORING_SETUP_SINGLE_ISSUER where available); a
 // backstore only borrows submission entries from it, so every I/O of a queue
 // — backing-file reads and writes and the uio doorbell alike — is submitted

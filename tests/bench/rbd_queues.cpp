@@ -38,7 +38,7 @@ struct slot final : io_completion {
 };
 
 struct runner {
-	backend_queue *queue = nullptr;
+	backstore_queue *queue = nullptr;
 	bool write = false;
 	bool stop = false;
 	uint64_t done = 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The backstore contract (include/tcmud/block_backend.h) of the file
+// The backstore contract (include/tcmud/backstore.h) of the file
 // handler's queue, over a recording io_engine that never touches a file:
 // it hands out SQEs (or refuses them: a full submission queue), and the
 // script completes them in any order with the real outcome, a short count,
@@ -32,6 +32,7 @@
 #include "file/file_queue.h"
 #include "fuzz_support.h"
 #include "log/log.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 using tcmud::fuzz::input;

@@ -83,7 +83,7 @@ public:
 	std::vector<uint8_t> *medium = nullptr;
 };
 
-class deferred_store final : public backend_queue {
+class deferred_store final : public backstore_queue {
 public:
 	std::vector<block_io *> queue;
 	std::vector<uint8_t> medium;

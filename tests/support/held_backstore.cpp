@@ -9,9 +9,11 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "tcmud/io_engine.h"
+
 namespace tcmud::test {
 
-class held_backstore::queue final : public backend_queue {
+class held_backstore::queue final : public backstore_queue {
 public:
 	queue(held_backstore &store, io_engine &engine) : store_(store), engine_(engine) {}
 
@@ -100,7 +102,7 @@ private:
 
 held_backstore::held_backstore(uint64_t bytes) : bytes_(bytes) {}
 
-std::unique_ptr<backend_queue> held_backstore::open_queue(io_engine &engine)
+std::unique_ptr<backstore_queue> held_backstore::open_queue(io_engine &engine)
 {
 	return std::make_unique<queue>(*this, engine);
 }

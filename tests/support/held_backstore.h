@@ -20,7 +20,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud::test {
@@ -31,7 +31,7 @@ public:
 
 	uint64_t size_bytes() const override { return bytes_.size(); }
 	backstore_caps caps() const override { return {}; }
-	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override;
+	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
 
 	void hold(bool on) { hold_.store(on); }
 	// Requests waiting on the pipe now.

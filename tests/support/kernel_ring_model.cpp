@@ -108,7 +108,7 @@ uint32_t kernel_ring_model::insert_padding(uint32_t size)
 		uint64_t at = cmdr_off_ + uint64_t(head_);
 		std::memset(buf_.get() + at, 0, TCMUD_HDR_SIZE);
 		poke_u32(at + TCMUD_HDR_LEN_OP_OFF, pad | TCMUD_OP_PAD);
-		entries_[head_] = {pad | TCMUD_OP_PAD, false};
+		entries_[head_] = {.len_op = pad | TCMUD_OP_PAD, .is_cmd = false};
 		publish_head(0);
 	}
 	return head_;
@@ -259,7 +259,7 @@ std::optional<uint16_t> kernel_ring_model::queue_command(std::span<const uint8_t
 	cmd.blocks = out_blocks;
 	cmd.blocks.insert(cmd.blocks.end(), in_blocks.begin(), in_blocks.end());
 	cmds_[*id] = std::move(cmd);
-	entries_[pos] = {size | TCMUD_OP_CMD, true};
+	entries_[pos] = {.len_op = size | TCMUD_OP_CMD, .is_cmd = true};
 	last_pos_ = pos;
 	publish_head((pos + size) % opts_.cmdr_size);
 	return id;
@@ -279,7 +279,7 @@ bool kernel_ring_model::queue_tmr(uint8_t tmr_type, std::span<const uint16_t> cm
 	if (!cmd_ids.empty())
 		std::memcpy(buf_.get() + at + TCMUD_TMR_CMD_IDS_OFF, cmd_ids.data(),
 			    cmd_ids.size() * 2);
-	entries_[pos] = {size | TCMUD_OP_TMR, false};
+	entries_[pos] = {.len_op = size | TCMUD_OP_TMR, .is_cmd = false};
 	last_pos_ = pos;
 	publish_head((pos + size) % opts_.cmdr_size);
 	return true;

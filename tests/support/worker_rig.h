@@ -16,7 +16,7 @@
 #include "core/queue_worker.h"
 #include "kernel_ring_model.h"
 #include "scsi/logical_unit.h"
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud::test {
 

@@ -23,6 +23,7 @@
 #include "kernel_ring_model.h"
 #include "worker_rig.h"
 #include "log/log.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 using tcmud::test::kernel_ring_model;
@@ -151,7 +152,7 @@ public:
 	}
 	uint64_t size_bytes() const override { return blocks * block; }
 	backstore_caps caps() const override { return {}; }
-	std::unique_ptr<backend_queue> open_queue(io_engine &engine) override
+	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override
 	{
 		return std::make_unique<queue>(*this, engine);
 	}
@@ -172,7 +173,7 @@ private:
 			io->done->io_done(result < 0 ? result : int64_t(io->length));
 		}
 	};
-	class queue final : public backend_queue {
+	class queue final : public backstore_queue {
 	public:
 		queue(held_store &store, io_engine &engine) : store_(store), engine_(engine) {}
 		void submit(block_io &io) override

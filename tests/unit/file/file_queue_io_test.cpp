@@ -22,7 +22,7 @@ std::vector<char> pattern(size_t len, unsigned seed)
 }
 
 // Writes `data` at offset through the queue as one iovec.
-void write_through(uring_engine &engine, backend_queue &queue, uint64_t offset,
+void write_through(uring_engine &engine, backstore_queue &queue, uint64_t offset,
 		   std::vector<char> &data)
 {
 	iovec iov{data.data(), data.size()};
@@ -30,7 +30,7 @@ void write_through(uring_engine &engine, backend_queue &queue, uint64_t offset,
 	REQUIRE(run_io(engine, queue, io) == static_cast<int64_t>(data.size()));
 }
 
-std::vector<char> read_through(uring_engine &engine, backend_queue &queue,
+std::vector<char> read_through(uring_engine &engine, backstore_queue &queue,
 			       uint64_t offset, size_t len)
 {
 	std::vector<char> data(len, 'X');
@@ -45,7 +45,7 @@ struct queue_fixture {
 	std::unique_ptr<uring_engine> engine = make_engine();
 	gated_engine gate{*engine};
 	std::unique_ptr<backstore> store;
-	std::unique_ptr<backend_queue> queue;
+	std::unique_ptr<backstore_queue> queue;
 
 	explicit queue_fixture(const std::string &options = "")
 	{

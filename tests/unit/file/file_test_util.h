@@ -137,7 +137,7 @@ struct recording_completion final : io_completion {
 
 // Submits io and runs the engine until its completion arrives; returns the
 // result. Fails the test if the completion never comes or comes twice.
-inline int64_t run_io(uring_engine &engine, backend_queue &queue, block_io &io)
+inline int64_t run_io(uring_engine &engine, backstore_queue &queue, block_io &io)
 {
 	recording_completion done;
 	io.done = &done;

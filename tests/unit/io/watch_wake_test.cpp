@@ -105,7 +105,7 @@ TEST_CASE("after unwatch the target is not called again", "[io][watch]")
 	for (int i = 0; i < 3; i++)
 		engine->run_once(1, &short_wait);
 	CHECK(target.results.empty());
-	// The poll was removed in the ring: nothing of it is left in flight.
+	// The poll was removed in the io_uring: nothing of it is left in flight.
 	CHECK(engine->in_flight() == idle);
 	drain_eventfd(efd.get());
 }
@@ -123,18 +123,18 @@ TEST_CASE("request_stop from another thread makes run() return", "[io][wake]")
 	CHECK(engine->stop_requested());
 }
 
-TEST_CASE("wake from another thread calls the wake handler on the owner", "[io][wake]")
+TEST_CASE("wake from another thread calls the wake completion on the owner", "[io][wake]")
 {
 	auto engine = make_engine();
-	recording_completion handler;
-	engine->set_wake_handler(&handler);
+	recording_completion done;
+	engine->set_wake_completion(&done);
 	std::thread waker([&] { REQUIRE(engine->wake() == 0); });
 	waker.join();
 	engine->run_once(1, &long_wait);
-	CHECK(handler.results == std::vector<int64_t>{1});
+	CHECK(done.results == std::vector<int64_t>{1});
 
 	// The read is re-armed: a second wake is delivered too.
 	REQUIRE(engine->wake() == 0);
 	engine->run_once(1, &long_wait);
-	CHECK(handler.calls() == 2);
+	CHECK(done.calls() == 2);
 }

@@ -11,6 +11,7 @@
 
 #include "core/handler_registry.h"
 #include "ram/ram_backstore.h"
+#include "tcmud/io_engine.h"
 
 using namespace tcmud;
 
@@ -56,7 +57,7 @@ std::unique_ptr<backstore> open_ram(uint64_t size)
 }
 
 // Runs one request to completion and returns its result.
-int64_t run(backend_queue &q, block_op op, uint64_t offset, std::vector<uint8_t> *buf,
+int64_t run(backstore_queue &q, block_op op, uint64_t offset, std::vector<uint8_t> *buf,
 	    uint64_t length = 0)
 {
 	counted_done done;

@@ -106,7 +106,7 @@ struct recording_done final : io_completion {
 struct rbd_fixture {
 	std::unique_ptr<uring_engine> engine;
 	std::unique_ptr<rbd_backstore> store;
-	std::unique_ptr<backend_queue> queue;
+	std::unique_ptr<backstore_queue> queue;
 
 	explicit rbd_fixture(std::unique_ptr<rbd_backstore> s) : store(std::move(s))
 	{

@@ -12,7 +12,7 @@
 
 using namespace tcmud::scsi;
 using namespace tcmud::scsi::test;
-using tcmud::backend_queue;
+using tcmud::backstore_queue;
 using tcmud::block_io;
 using tcmud::block_op;
 
@@ -225,7 +225,7 @@ struct threaded_owner final : command_owner {
 		cv.notify_one();
 	}
 	// Runs cmd to completion on this thread.
-	void run(logical_unit &lu, command &cmd, backend_queue &q)
+	void run(logical_unit &lu, command &cmd, backstore_queue &q)
 	{
 		lu.execute(cmd, q);
 		std::unique_lock lock(m);

@@ -13,7 +13,7 @@
 
 using namespace tcmud::scsi;
 using namespace tcmud::scsi::test;
-using tcmud::backend_queue;
+using tcmud::backstore_queue;
 using tcmud::block_io;
 using tcmud::block_op;
 
@@ -96,7 +96,7 @@ std::vector<uint8_t> rcr_cdb(uint8_t sa, uint8_t list_id = 0, uint32_t allocatio
 
 // A channel to another fixture's RAM store, as a device's queue opened on
 // another device's backstore would be.
-struct forwarding_queue final : backend_queue {
+struct forwarding_queue final : backstore_queue {
 	ram_backstore &store;
 	explicit forwarding_queue(ram_backstore &s) : store(s) {}
 	void submit(block_io &io) override { store.submit(io); }
@@ -107,7 +107,7 @@ struct fixture_target final : copy_target {
 	int opened = 0;
 	explicit fixture_target(lu_fixture &fx) : f(fx) {}
 	logical_unit &lu() override { return *f.lu; }
-	std::unique_ptr<backend_queue> open_queue(backend_queue &) override
+	std::unique_ptr<backstore_queue> open_queue(backstore_queue &) override
 	{
 		opened++;
 		return std::make_unique<forwarding_queue>(f.store);

@@ -2,7 +2,7 @@
 // No command allocates once its slot is warm: this program replaces the
 // global operator new with one that counts, runs each command once to let
 // the slot's bounce buffer and iovec lists grow, then again and requires
-// that nothing was allocated. The multi-step handlers are coroutines
+// that nothing was allocated. The multi-step emulations are coroutines
 // (command_task.h) whose frames live in the slot; a frame that did not fit
 // would fail the command (HARDWARE ERROR) rather than allocate, so GOOD
 // here also says each frame fits command::TASK_FRAME_SIZE.
@@ -36,7 +36,7 @@ constexpr uint64_t BLOCKS = 2048;
 
 // A RAM backstore that never allocates: synchronous, or deferred with one
 // request outstanding (one command runs at a time here).
-class flat_store final : public tcmud::backend_queue {
+class flat_store final : public tcmud::backstore_queue {
 public:
 	bool deferred = false;
 	bool overlapped = false;  // a second request while one was pending

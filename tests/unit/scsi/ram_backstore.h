@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// A RAM backstore for the SCSI tests, as a backend_queue.
+// A RAM backstore for the SCSI tests, as a backstore_queue.
 //
 // synchronous: every request is carried out and completed inside submit().
 // deferred:    requests queue up; the test completes them, in any order,
@@ -17,11 +17,11 @@
 #include <optional>
 #include <vector>
 
-#include "tcmud/block_backend.h"
+#include "tcmud/backstore.h"
 
 namespace tcmud::scsi::test {
 
-class ram_backstore final : public backend_queue {
+class ram_backstore final : public backstore_queue {
 public:
 	enum class mode { synchronous, deferred };
 

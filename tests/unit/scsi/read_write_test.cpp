@@ -207,7 +207,7 @@ TEST_CASE("a transient backstore shortage is BUSY without sense", "[rw]")
 	CHECK(r.sense_bytes.empty());
 }
 
-// Short transfers are the backstore's to resume (block_backend.h); one that
+// Short transfers are the backstore's to resume (backstore.h); one that
 // still comes back short must not pass for the whole.
 TEST_CASE("a short read from the backstore is a MEDIUM ERROR, not GOOD with data missing", "[rw]")
 {

@@ -83,7 +83,8 @@ lu_fixture::lu_fixture(std::function<void(logical_unit_config &)> tweak)
 	logical_unit_config cfg;
 	cfg.block_size = BLOCK;
 	cfg.num_blocks = BLOCKS;
-	cfg.caps = {true, true, true, 4096};
+	cfg.caps = {.discard = true, .discard_zeroes = true, .write_zeroes = true,
+		    .optimal_io_bytes = 4096};
 	cfg.vendor = "TCMUD";
 	cfg.product = "unit test disk";
 	cfg.revision = "0.1";
@@ -106,7 +107,7 @@ scsi_result lu_fixture::run(const std::vector<uint8_t> &cdb, const std::vector<u
 	command cmd; // a daemon keeps one per command slot and reuses it
 	int before = owner.done;
 	cmd.reset(cdb, buf.iovs, &owner); // owner: a command_owner
-	lu->execute(cmd, store);          // store: this thread's backend_queue
+	lu->execute(cmd, store);          // store: this thread's backstore_queue
 	// Here the store completed at once; with a real backstore command_done()
 	// may come later, from a completion on this queue's thread.
 	scsi_result r;

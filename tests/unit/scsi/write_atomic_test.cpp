@@ -353,7 +353,7 @@ struct threaded_owner final : command_owner {
 	std::atomic<bool> woken{false};
 	void command_done(command &) override { done = true; }
 	void command_wake(command &) override { woken = true; }
-	void run(logical_unit &lu, command &cmd, tcmud::backend_queue &q)
+	void run(logical_unit &lu, command &cmd, tcmud::backstore_queue &q)
 	{
 		done = false;
 		lu.execute(cmd, q);

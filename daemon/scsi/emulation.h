@@ -14,55 +14,55 @@
 namespace tcmud::scsi {
 
 // simple_commands.cpp
-void handle_test_unit_ready(command &cmd, int64_t);
-void handle_request_sense(command &cmd, int64_t);
-void handle_start_stop_unit(command &cmd, int64_t);
-void handle_read_capacity_10(command &cmd, int64_t);
-void handle_read_capacity_16(command &cmd, int64_t);
+void emulate_test_unit_ready(command &cmd, int64_t);
+void emulate_request_sense(command &cmd, int64_t);
+void emulate_start_stop_unit(command &cmd, int64_t);
+void emulate_read_capacity_10(command &cmd, int64_t);
+void emulate_read_capacity_16(command &cmd, int64_t);
 // inquiry.cpp
-void handle_inquiry(command &cmd, int64_t);
+void emulate_inquiry(command &cmd, int64_t);
 // mode_pages.cpp
-void handle_mode_sense(command &cmd, int64_t);
-void handle_mode_select(command &cmd, int64_t);
+void emulate_mode_sense(command &cmd, int64_t);
+void emulate_mode_select(command &cmd, int64_t);
 // read_write.cpp
-void handle_read(command &cmd, int64_t);
-void handle_write(command &cmd, int64_t);
-void handle_synchronize_cache(command &cmd, int64_t);
+void emulate_read(command &cmd, int64_t);
+void emulate_write(command &cmd, int64_t);
+void emulate_synchronize_cache(command &cmd, int64_t);
 // verify.cpp
-void handle_verify(command &cmd, int64_t);
-void handle_write_and_verify(command &cmd, int64_t);
+void emulate_verify(command &cmd, int64_t);
+void emulate_write_and_verify(command &cmd, int64_t);
 // write_same.cpp
-command_task handle_write_same(command &cmd);
+command_task emulate_write_same(command &cmd);
 // unmap.cpp
-command_task handle_unmap(command &cmd);
+command_task emulate_unmap(command &cmd);
 // compare_and_write.cpp
-command_task handle_compare_and_write(command &cmd);
+command_task emulate_compare_and_write(command &cmd);
 // block_commands.cpp
-void handle_format_unit(command &cmd, int64_t);
-void handle_send_diagnostic(command &cmd, int64_t);
-void handle_prevent_allow_medium_removal(command &cmd, int64_t);
-void handle_read_defect_data(command &cmd, int64_t);
-void handle_prefetch(command &cmd, int64_t);
+void emulate_format_unit(command &cmd, int64_t);
+void emulate_send_diagnostic(command &cmd, int64_t);
+void emulate_prevent_allow_medium_removal(command &cmd, int64_t);
+void emulate_read_defect_data(command &cmd, int64_t);
+void emulate_prefetch(command &cmd, int64_t);
 // get_lba_status.cpp
-void handle_get_lba_status(command &cmd, int64_t);
+void emulate_get_lba_status(command &cmd, int64_t);
 // orwrite.cpp
-command_task handle_orwrite(command &cmd);
+command_task emulate_orwrite(command &cmd);
 // write_atomic.cpp
-command_task handle_write_atomic(command &cmd);
+command_task emulate_write_atomic(command &cmd);
 // extended_copy.cpp, receive_copy_results.cpp
-command_task handle_extended_copy(command &cmd);
-void handle_receive_copy_results(command &cmd, int64_t);
+command_task emulate_extended_copy(command &cmd);
+void emulate_receive_copy_results(command &cmd, int64_t);
 // report_opcodes.cpp
-void handle_report_supported_opcodes(command &cmd, int64_t);
+void emulate_report_supported_opcodes(command &cmd, int64_t);
 
-// The first step of a coroutine handler: runs it (command_task.h).
-template <command_task (*handler)(command &)>
+// The first step of a coroutine emulation: runs it (command_task.h).
+template <command_task (*emulation)(command &)>
 void start_task(command &cmd, int64_t)
 {
-	run_task(cmd, handler(cmd));
+	run_task(cmd, emulation(cmd));
 }
 
-// --- shared by the handlers (handler_util.cpp) ---
+// --- shared by the emulations (emulation_util.cpp) ---
 
 void finish_invalid_cdb(command &cmd, uint16_t byte, int8_t bit = -1);
 void finish_invalid_parameter(command &cmd, uint16_t byte, int8_t bit = -1);
@@ -116,7 +116,7 @@ void finish_result(command &cmd, int64_t result, bool writing, uint64_t lba);
 // is finished), false to go on.
 bool finish_if_failed(command &cmd, int64_t result, bool writing, uint64_t lba);
 
-// Range-lock helpers for step handlers: the lock a write takes (continue
+// Range-lock helpers for step emulations: the lock a write takes (continue
 // with `next` now or once granted), and the release after it (also for
 // command_task.h's lock_shared/lock_exclusive).
 void take_write_lock(command &cmd, uint64_t lba, uint64_t blocks, command::step_fn next);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Checks and responses shared by the command handlers.
+// Checks and responses shared by the command emulations.
 #include <algorithm>
 
 #include "byte_order.h"
-#include "handlers.h"
+#include "emulation.h"
 #include "iovec_buffer.h"
 #include "logical_unit.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "ring/command_slots.h"
+#include "ring/entry_copies.h"
 
 #include <algorithm>
 #include <cassert>
@@ -11,40 +11,40 @@ namespace tcmud {
 namespace {
 
 constexpr size_t cmd_id_space = 65536;
-constexpr size_t max_slots = cmd_id_space - 1; // slot + 1 must fit 16 bits
+constexpr size_t max_copies = cmd_id_space - 1; // copy number + 1 must fit 16 bits
 
 } // namespace
 
-command_slots::command_slots(size_t capacity, size_t initial_iovs)
-	: slots_(std::clamp<size_t>(capacity, 1, max_slots)),
+entry_copies::entry_copies(size_t capacity, size_t initial_iovs)
+	: copies_(std::clamp<size_t>(capacity, 1, max_copies)),
 	  index_(static_cast<uint16_t *>(std::calloc(cmd_id_space, sizeof(uint16_t))))
 {
 	// calloc: 128 KiB comes from fresh zero pages, and only the pages of
-	// ids in use are ever touched (filling it with a "no slot" marker
+	// ids in use are ever touched (filling it with a "no copy" marker
 	// faulted in all of it, a fifth of the ring fuzz target's time).
 	if (!index_)
 		throw std::bad_alloc();
-	free_.reserve(slots_.size());
-	for (size_t i = slots_.size(); i-- > 0;) {
-		slots_[i].iovs.reserve(initial_iovs);
+	free_.reserve(copies_.size());
+	for (size_t i = copies_.size(); i-- > 0;) {
+		copies_[i].iovs.reserve(initial_iovs);
 		free_.push_back(uint16_t(i));
 	}
 }
 
-command_slot *command_slots::find(uint16_t cmd_id)
+entry_copy *entry_copies::find(uint16_t cmd_id)
 {
 	uint16_t n = index_[cmd_id];
-	return n == no_slot ? nullptr : &slots_[n - 1];
+	return n == no_copy ? nullptr : &copies_[n - 1];
 }
 
-command_slot &command_slots::acquire(uint16_t cmd_id)
+entry_copy &entry_copies::acquire(uint16_t cmd_id)
 {
-	assert(!full() && index_[cmd_id] == no_slot);
+	assert(!full() && index_[cmd_id] == no_copy);
 	uint16_t n = free_.back();
 	free_.pop_back();
 	index_[cmd_id] = uint16_t(n + 1);
 
-	command_slot &s = slots_[n];
+	entry_copy &s = copies_[n];
 	s.cmd_id = cmd_id;
 	s.malformed = false;
 	s.cdb_len = 0;
@@ -55,24 +55,24 @@ command_slot &command_slots::acquire(uint16_t cmd_id)
 	return s;
 }
 
-void command_slots::release(uint16_t cmd_id)
+void entry_copies::release(uint16_t cmd_id)
 {
 	uint16_t n = index_[cmd_id];
-	if (n == no_slot)
+	if (n == no_copy)
 		return;
-	index_[cmd_id] = no_slot;
+	index_[cmd_id] = no_copy;
 	free_.push_back(uint16_t(n - 1));
 }
 
-void command_slots::release_all()
+void entry_copies::release_all()
 {
-	// Only the ids in flight have an entry, and their slots know them:
+	// Only the ids in flight have an entry, and their copies know them:
 	// clearing those beats refilling all 64K (a reset per fuzz run).
-	for (size_t i = 0; i < slots_.size(); i++)
-		if (index_[slots_[i].cmd_id] == i + 1)
-			index_[slots_[i].cmd_id] = no_slot;
+	for (size_t i = 0; i < copies_.size(); i++)
+		if (index_[copies_[i].cmd_id] == i + 1)
+			index_[copies_[i].cmd_id] = no_copy;
 	free_.clear();
-	for (size_t i = slots_.size(); i-- > 0;)
+	for (size_t i = copies_.size(); i-- > 0;)
 		free_.push_back(uint16_t(i));
 }
 

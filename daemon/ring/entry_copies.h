@@ -3,8 +3,8 @@
 // Per-command storage for what the ring engine copies out of an entry: the
 // CDB and the translated iovec array. A fixed pool, sized once at attach and
 // found by cmd_id through a 64K-entry index (cmd_id is 16 bits), so taking a
-// command allocates nothing. The one exception: a slot's iovec vector grows
-// when a command brings more vectors than that slot has seen before, and then
+// command allocates nothing. The one exception: a copy's iovec vector grows
+// when a command brings more vectors than that copy has seen before, and then
 // keeps that capacity (reused buffers; bounded by max_iovs_per_command).
 #include <sys/uio.h>
 
@@ -19,7 +19,7 @@
 
 namespace tcmud {
 
-struct command_slot {
+struct entry_copy {
 	uint16_t cmd_id = 0;
 	bool malformed = false; // no usable CDB/iovs; only a response is owed
 	uint16_t cdb_len = 0;
@@ -32,31 +32,31 @@ struct command_slot {
 	uint32_t iov_dif_cnt = 0;
 };
 
-class command_slots {
+class entry_copies {
 public:
-	// capacity is clamped to [1, 65535]; initial_iovs is reserved per slot.
-	command_slots(size_t capacity, size_t initial_iovs);
+	// capacity is clamped to [1, 65535]; initial_iovs is reserved per copy.
+	entry_copies(size_t capacity, size_t initial_iovs);
 
 	bool full() const { return free_.empty(); }
-	size_t in_flight() const { return slots_.size() - free_.size(); }
-	size_t capacity() const { return slots_.size(); }
+	size_t in_flight() const { return copies_.size() - free_.size(); }
+	size_t capacity() const { return copies_.size(); }
 
 	// nullptr when cmd_id is not in flight.
-	command_slot *find(uint16_t cmd_id);
+	entry_copy *find(uint16_t cmd_id);
 	// Precondition: !full() and find(cmd_id) == nullptr.
-	command_slot &acquire(uint16_t cmd_id);
+	entry_copy &acquire(uint16_t cmd_id);
 	void release(uint16_t cmd_id);
 	void release_all();
 
 private:
-	static constexpr uint16_t no_slot = 0;
+	static constexpr uint16_t no_copy = 0;
 	struct free_index {
 		void operator()(uint16_t *p) const { std::free(p); }
 	};
 
-	std::vector<command_slot> slots_;
+	std::vector<entry_copy> copies_;
 	std::vector<uint16_t> free_;
-	std::unique_ptr<uint16_t[], free_index> index_; // cmd_id -> slot number + 1, or no_slot
+	std::unique_ptr<uint16_t[], free_index> index_; // cmd_id -> copy number + 1, or no_copy
 };
 
 } // namespace tcmud

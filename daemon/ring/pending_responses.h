@@ -11,38 +11,38 @@
 // re-reads an offset or length the kernel could have changed since.
 //
 // There is one record per command in flight, so the capacity equals the
-// command slot pool's and push never finds the queue full.
+// entry-copy pool's and push never finds the queue full.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace tcmud {
 
-struct response_slot {
+struct pending_response {
 	uint32_t pos = 0;    // offset in the command ring
 	uint32_t len_op = 0; // as validated when the entry was read
 	uint16_t cmd_id = 0; // as read, to see whether the entry is still ours
 };
 
-class response_slots {
+class pending_responses {
 public:
-	explicit response_slots(size_t capacity) : records_(capacity) {}
+	explicit pending_responses(size_t capacity) : records_(capacity) {}
 
 	bool empty() const { return count_ == 0; }
 	size_t size() const { return count_; }
-	const response_slot &front() const { return records_[first_]; }
+	const pending_response &front() const { return records_[first_]; }
 
 	// Precondition: size() < capacity.
-	void push(response_slot r)
+	void push(pending_response r)
 	{
 		records_[(first_ + count_) % records_.size()] = r;
 		count_++;
 	}
 
 	// Precondition: !empty().
-	response_slot pop()
+	pending_response pop()
 	{
-		response_slot r = records_[first_];
+		pending_response r = records_[first_];
 		first_ = (first_ + 1) % records_.size();
 		count_--;
 		return r;
@@ -51,7 +51,7 @@ public:
 	void clear() { first_ = count_ = 0; }
 
 private:
-	std::vector<response_slot> records_;
+	std::vector<pending_response> records_;
 	size_t first_ = 0;
 	size_t count_ = 0;
 };

@@ -9,9 +9,16 @@
 // transfers (the one place they are resumed; the SCSI layer fails a short
 // count with -EIO). A backstore never sees CDBs, sense data or rings.
 //
-// Threading: one backend_queue per ring queue, used only by that queue's
+// Threading: one backstore_queue per ring queue, used only by that queue's
 // thread. backstore itself is shared by all queues of a device and must be
 // safe to call from any of them (it is read-mostly: size, capabilities).
+// Each virtual below says whether a backstore must implement it and which
+// thread calls it:
+// - the control thread: the daemon's main thread (netlink, signals, the
+//   control socket; docs/daemon.md);
+// - a queue thread: the worker of one ring queue, which also runs that
+//   queue's io_uring and every io_done() of its requests;
+// - the D-Bus thread: the service thread of daemon/dbus (targetcli).
 #include <sys/uio.h>
 
 #include <cerrno>
@@ -24,10 +31,14 @@
 #include <vector>
 
 #include "tcmud/io_completion.h"
-#include "tcmud/io_engine.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {
+
+// Only named here: a backstore that submits through the queue's io_uring
+// includes tcmud/io_engine.h itself, so the SCSI layer, which hands the
+// engine through without using it, does not depend on liburing.
+class io_engine;
 
 // Every buffer the SCSI layer hands a backstore starts on this boundary:
 // ring data-area blocks are pages, and the SCSI layer's own buffers are page
@@ -103,44 +114,59 @@ struct allocation_run {
 	uint64_t length = 0;
 };
 
-class backend_queue {
+class backstore_queue {
 public:
-	// A queue may be destroyed from inside the completion of its last
-	// request (EXTENDED COPY closes the queue it opened on another
-	// device's backstore there): nothing of it is touched after io_done().
-	virtual ~backend_queue() = default;
+	// On its queue thread, after the last request's io_done(). A queue may
+	// be destroyed from inside the completion of its last request
+	// (EXTENDED COPY closes the queue it opened on another device's
+	// backstore there): nothing of it is touched after io_done().
+	virtual ~backstore_queue() = default;
+	// Required; queue thread. Starts `io` and returns; io.done->io_done()
+	// follows exactly once, on this queue's thread, possibly before
+	// submit() returns.
 	virtual void submit(block_io &io) = 0;
-	// The io_engine this queue submits through, so another backstore can
-	// open a queue on the same thread (EXTENDED COPY between devices);
-	// nullptr if it has none.
+	// Optional (default: none); queue thread. The io_engine this queue
+	// submits through, so another backstore can open a queue on the same
+	// thread (EXTENDED COPY between devices); nullptr if it has none.
 	virtual io_engine *engine() { return nullptr; }
-	// Synchronous and rare (GET LBA STATUS). A backstore that cannot tell
-	// reports everything allocated, which is what a fully provisioned
-	// device says. 0, or -errno.
+	// Optional; queue thread. Synchronous and rare (GET LBA STATUS). The
+	// default, for a backstore that cannot tell, reports everything
+	// allocated, which is what a fully provisioned device says. 0, or
+	// -errno.
 	virtual int allocation(uint64_t offset, uint64_t length, allocation_run *out)
 	{
 		(void)offset;
-		*out = {true, length};
+		*out = {.mapped = true, .length = length};
 		return 0;
 	}
 };
 
 class backstore {
 public:
+	// When the device and every EXTENDED COPY that holds it are gone, on
+	// whichever thread lets go last.
 	virtual ~backstore() = default;
+	// Required; any thread. The bytes served: backstore_config::dev_size,
+	// or the size of the last successful resize().
 	virtual uint64_t size_bytes() const = 0;
+	// Required; control thread, once, when the device is opened (the SCSI
+	// layer keeps the copy).
 	virtual backstore_caps caps() const = 0;
-	// RECONFIG_DEVICE with a new dev_size, from the control thread while
-	// queues run. Grows the backing store if it must and may, never
-	// destroys data when shrinking (the tail is only no longer served).
-	// On failure the served size is unchanged; the caller logs why.
+	// Optional (default: EOPNOTSUPP); control thread, while queues run.
+	// RECONFIG_DEVICE with a new dev_size. Grows the backing store if it
+	// must and may, never destroys data when shrinking (the tail is only
+	// no longer served). On failure the served size is unchanged; the
+	// caller logs why.
 	virtual setup_result<void> resize(uint64_t new_size)
 	{
 		(void)new_size;
 		return setup_error{EOPNOTSUPP, "this backstore cannot change its size"};
 	}
-	// A per-queue I/O channel submitting through that queue's io_engine.
-	virtual std::unique_ptr<backend_queue> open_queue(io_engine &engine) = 0;
+	// Required; a queue thread: that queue's worker when it starts, or the
+	// queue running an EXTENDED COPY that names this device, with the
+	// copying queue's engine. A per-queue I/O channel submitting through
+	// `engine`, used on that thread only; nullptr if it cannot open one.
+	virtual std::unique_ptr<backstore_queue> open_queue(io_engine &engine) = 0;
 };
 
 // What a device's configuration hands to a handler: the cfgstring after
@@ -157,8 +183,11 @@ struct backstore_config {
 struct handler_ops {
 	std::string_view subtype;
 	std::string_view config_desc;  // shown by targetcli (ConfigDesc)
-	// Returns an empty string if cfgstring is acceptable, else the reason.
+	// Optional (nullptr: every cfgstring passes); D-Bus thread (targetcli's
+	// CheckConfig). Returns an empty string if cfgstring is acceptable,
+	// else the reason.
 	std::string (*check_config)(std::string_view cfgstring);
+	// Required; control thread, when a device of this subtype appears.
 	// The backstore, or why not (the caller logs it once, with the
 	// device's prefix).
 	setup_result<std::unique_ptr<backstore>> (*open)(const backstore_config &cfg);

@@ -7,12 +7,12 @@
 
 namespace tcmud {
 
-class cqe_handler {
+class cqe_completion {
 public:
 	virtual void on_cqe(int32_t result, uint32_t flags) = 0;
 
 protected:
-	~cqe_handler() = default;
+	~cqe_completion() = default;
 };
 
 } // namespace tcmud
