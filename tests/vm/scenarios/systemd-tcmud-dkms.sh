@@ -79,7 +79,7 @@ log "apt install $(basename "$dkms_deb") (DKMS builds the modules)"
 t0=$(date +%s)
 apt_local install "$dkms_deb" > $STATE/apt-dkms.log 2>&1 ||
 	{ cat $STATE/apt-dkms.log; cat /var/lib/dkms/tcmud-kmod/*/build/make.log 2>/dev/null; fail "apt install of tcmud-dkms"; }
-log "installed in $(( $(date +%s) - t0 )) s: $(grep -m1 'tcmud-kmod: patched' $STATE/apt-dkms.log /var/lib/dkms/tcmud-kmod/*/build/make.log 2>/dev/null | sed 's/^[^:]*://' || true)"
+log "installed in $(( $(date +%s) - t0 )) s"
 # Exactly "installed", no warning (a string, not a regex: $kver holds '+').
 kmod_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TCMUD_SRC/kmod/dkms.conf")
 expect_eq "$(dkms status)" "tcmud-kmod/$kmod_version, $kver, $(uname -m): installed" "dkms status"
