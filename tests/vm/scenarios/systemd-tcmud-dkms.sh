@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The tcmud-dkms package in the systemd guest; not in systemd.list (minutes
 # of DKMS build under TCG), run by hand:
-#   tests/vm/run --systemd --timeout 2400 systemd-tcmud-dkms
+#   tests/vm/run --systemd --timeout 3600 systemd-tcmud-dkms
 # (it installs the tcmud package itself when run alone):
 # 1. apt installs it; DKMS builds the patched uio and target_core_user
 #    against the guest kernel's headers, from uio.c and target_core_user.c
