@@ -91,6 +91,39 @@ daemon_cpu_ticks() {
 	sed 's/.*) //' /proc/"$1"/stat | awk '{print $12 + $13}'
 }
 
+# thread_ticks PID: "tid name ticks" (utime + stime) for each of PID's
+# threads (the name in field 2 may hold spaces: count from the closing
+# parenthesis; spaces in it become _).
+thread_ticks() {
+	local st line
+	for st in /proc/"$1"/task/*/stat; do
+		{ read -r line < "$st"; } 2>/dev/null || continue
+		local tid=${st%/stat} rest=${line##*) } name=${line#*(}
+		name=${name%%)*}
+		# shellcheck disable=SC2086
+		set -- $rest
+		echo "${tid##*/} ${name// /_} $((${12} + ${13}))"
+	done
+}
+
+# threads_delta PREFIX BEFORE AFTER: from two thread_ticks snapshots, one
+# line per thread name, busiest first: PREFIX<TAB>name<TAB>threads<TAB>ticks
+# (PREFIX may hold tabs: "label<TAB>workload<TAB>rep").
+threads_delta() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import collections, sys
+def load(p):
+    return {t: (n, int(c)) for t, n, c in (l.split() for l in open(p))}
+a, b = load(sys.argv[2]), load(sys.argv[3])
+ticks, count = collections.Counter(), collections.Counter()
+for tid, (name, c) in b.items():
+    ticks[name] += c - a.get(tid, (name, 0))[1]
+    count[name] += 1
+for name, t in ticks.most_common():
+    print(f"{sys.argv[1]}\t{name}\t{count[name]}\t{t}")
+PY
+}
+
 # /dev/sdX -> commands completed so far: reads + writes + discards + flushes.
 disk_commands() {
 	awk '{print $1 + $5 + ($12 + 0) + ($16 + 0)}' "/sys/block/$(basename "$1")/stat"

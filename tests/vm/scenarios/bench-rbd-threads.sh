@@ -15,50 +15,25 @@
 need_ceph
 need_tcmud_rbd
 load_target_stack
-rbd_image $BENCH_RBD_IMAGE $((BENCH_RBD_SIZE >> 20))M
-host_ceph rbd bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 \
-	--io-total $BENCH_RBD_SIZE "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" >/dev/null ||
-	fail "prefilling the rbd image"
+bench_rbd_image
 : > "$BENCH_OUT/profile.tsv"
 
-# thread_ticks PID: "tid name ticks" for each thread (field 2 may hold
-# spaces: count from the closing parenthesis).
-thread_ticks() {
-	local st line
-	for st in /proc/"$1"/task/*/stat; do
-		{ read -r line < "$st"; } 2>/dev/null || continue
-		local tid=${st%/stat} rest=${line##*) } name=${line#*(}
-		name=${name%%)*}
-		# shellcheck disable=SC2086
-		set -- $rest
-		echo "${tid##*/} ${name// /_} $((${12} + ${13}))"
-	done
-}
-
-# profile LABEL DEV PID: fio for 8 s; the daemon's CPU by thread name.
+# profile LABEL DAEMON: DAEMON serves the image; fio for 8 s; its CPU by
+# thread name.
 profile() {
-	local c0 c1 t0 t1
-	: > "/tmp/threads.$1.0"
-	thread_ticks "$3" > "/tmp/threads.$1.0"
-	c0=$(disk_commands "$2") t0=$(daemon_cpu_ticks "$3")
-	fio --name=p --filename="$2" --direct=1 --ioengine=libaio --time_based --runtime=8 \
+	local c0 c1 t0 t1 pid dev
+	bench_rbd_serve "$2" "prof-$2"
+	pid=$BENCH_RBD_PID dev=$BENCH_RBD_DEV
+	thread_ticks "$pid" > "/tmp/threads.$1.0"
+	c0=$(disk_commands "$dev") t0=$(daemon_cpu_ticks "$pid")
+	fio --name=p --filename="$dev" --direct=1 --ioengine=libaio --time_based --runtime=8 \
 		--iodepth=16 --numjobs=2 --group_reporting --rw=randread --bs=4k \
 		--output-format=json > "$BENCH_OUT/profile.$1.json" || fail "$1: fio"
-	c1=$(disk_commands "$2") t1=$(daemon_cpu_ticks "$3")
-	thread_ticks "$3" > "/tmp/threads.$1.1"
+	c1=$(disk_commands "$dev") t1=$(daemon_cpu_ticks "$pid")
+	thread_ticks "$pid" > "/tmp/threads.$1.1"
+	bench_stop_daemon "$pid"
 	printf '%s\t%s\t%s\n' "$1" $((c1 - c0)) $((t1 - t0)) >> "$BENCH_OUT/profile.tsv"
-	python3 - "$1" "/tmp/threads.$1.0" "/tmp/threads.$1.1" >> "$BENCH_OUT/threads.tsv" <<'PY'
-import collections, sys
-def load(p):
-    return {t: (n, int(c)) for t, n, c in (l.split() for l in open(p))}
-a, b = load(sys.argv[2]), load(sys.argv[3])
-ticks, count = collections.Counter(), collections.Counter()
-for tid, (name, c) in b.items():
-    ticks[name] += c - a.get(tid, (name, 0))[1]
-    count[name] += 1
-for name, t in ticks.most_common():
-    print(f"{sys.argv[1]}\t{name}\t{count[name]}\t{t}")
-PY
+	threads_delta "$1" "/tmp/threads.$1.0" "/tmp/threads.$1.1" >> "$BENCH_OUT/threads.tsv"
 	log "$1: $((c1 - c0)) commands, $((t1 - t0)) ticks; by thread: $(grep "^$1" "$BENCH_OUT/threads.tsv" | head -8 | cut -f2,4 | tr '\t\n' '= ')"
 }
 
@@ -66,19 +41,6 @@ PY
 # the emulated CPU time per command drifts during a boot, so one run each
 # in a fixed order says little.
 for round in $(seq "${BENCH_ROUNDS:-2}"); do
-	start_tcmu_runner
-	bs=$(bench_rbd_device prof-runner)
-	wait_uio_open "$RUNNER_PID" 60
-	dev=$(export_via_loop "$bs")
-	bench_prepare_disk "$dev"
-	profile "tcmu-runner.r$round" "$dev" "$RUNNER_PID"
-	bench_stop_daemon "$RUNNER_PID"
-
-	start_tcmud
-	bs=$(bench_rbd_device prof-tcmud)
-	wait_uio_open "$TCMUD_PID" 60
-	dev=$(export_via_loop "$bs")
-	bench_prepare_disk "$dev"
-	profile "tcmud.r$round" "$dev" "$TCMUD_PID"
-	bench_stop_daemon "$TCMUD_PID"
+	profile "tcmu-runner.r$round" tcmu-runner
+	profile "tcmud.r$round" tcmud
 done
