@@ -100,7 +100,50 @@ def analyse(vmout):
             tot = [p["per_io"]["total_arch"] for p in per_rep]
             row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
             rows.append(row)
-    return meta, null, rows
+    return meta, null, rows, threads(bench)
+
+
+# A thread of the daemon's own (tcmud's threads are unnamed: they carry
+# the process name), as against librados'/librbd's, which Ceph names.
+def own_thread(name):
+    return name in ("tcmud", "tcmu-runner") or name.startswith("cmdproc") or name.startswith("tcmu-")
+
+
+def threads(bench):
+    """threads.tsv (label workload rep name threads ticks) -> per label and
+    workload: the median over repetitions of ticks per 1,000 commands, own
+    threads and Ceph's, and the busiest thread names."""
+    path = os.path.join(bench, "threads.tsv")
+    if not os.path.exists(path):
+        return []
+    cmds = {}
+    for line in open(os.path.join(bench, "intervals.tsv")):
+        f = line.split()
+        cmds[(f[0], f[1], f[2])] = int(f[5])
+    per = {}
+    for line in open(path):
+        label, workload, rep, name, _, ticks = line.rstrip("\n").split("\t")
+        d = per.setdefault((label, workload), {}).setdefault(rep, {})
+        d[name] = d.get(name, 0) + int(ticks)
+    out = []
+    for (label, workload), reps in per.items():
+        own, ceph, names = [], [], {}
+        for rep, d in reps.items():
+            n = cmds.get((label, workload, rep))
+            if not n:
+                continue
+            own.append(1000 * sum(t for k, t in d.items() if own_thread(k)) / n)
+            ceph.append(1000 * sum(t for k, t in d.items() if not own_thread(k)) / n)
+            for k, t in d.items():
+                names[k] = names.get(k, 0) + 1000 * t / n / len(reps)
+        if not own:
+            continue
+        o, c = statistics.median(own), statistics.median(ceph)
+        top = sorted(names.items(), key=lambda kv: -kv[1])[:5]
+        out.append(dict(label=label, workload=workload, own=round(o, 1), ceph=round(c, 1),
+                        own_pct=round(100 * o / (o + c), 1) if o + c else None,
+                        top=[(k, round(v, 1)) for k, v in top]))
+    return out
 
 
 def fmt(v):
@@ -110,11 +153,13 @@ def fmt(v):
 def markdown(doc):
     rows, meta = doc["rows"], doc["meta"]
     base = {r["workload"]: r for r in rows if r["label"] == "fileio"}
+    rbd_base = {r["workload"]: r for r in rows if r["label"] == "tcmu-runner-rbd"}
     out = [f"# Instructions per command {doc['date']}", "",
            f"`{doc['command']}` — tcmud {doc['tcmud_commit']}, bench scripts {doc['bench_scripts_commit']}, "
            f"guest kernel {meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG with the insncount "
-           f"plugin, {meta.get('fio')}, tcmu-runner {meta.get('tcmu_runner')}; fio libaio direct randread "
-           f"iodepth 16, 1 job, {meta.get('ios_4k')} I/Os at 4k and {meta.get('ios_128k')} at 128k per "
+           f"plugin, {meta.get('fio')}, tcmu-runner {meta.get('tcmu_runner')}; fio libaio direct "
+           f"{meta.get('workloads', 'randread-4k randread-128k')}, iodepth 16, {meta.get('jobs', 1)} job(s), "
+           f"{meta.get('ios_4k')} I/Os per job at 4k and {meta.get('ios_128k')} at 128k per "
            f"repetition, median of {meta.get('reps')} repetitions in one boot (profile={meta.get('profile')}).",
            "", "Counts: guest instructions between marks around fio's I/O loop, all CPUs, spin-wait "
            "loops excluded; arch counts a rep-prefixed string instruction once, raw counts every "
@@ -123,12 +168,13 @@ def markdown(doc):
            "(SCSI commands; ublk requests). See docs/benchmarks.md.", "",
            f"Host load at the start `{doc['host_load_start']}`, end `{doc['host_load_end']}`; "
            f"the boot took {doc['wall_s']} s wall.", "",
-           "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x fileio "
-           "| raw/I/O | raw x fileio | rep/I/O | spread | ticks/I/O |",
+           "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x ref "
+           "| raw/I/O | raw x ref | rep/I/O | spread | ticks/I/O |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c, i = r["per_cmd"] or {}, r["per_io"] or {}
-        b = base.get(r["workload"], {}).get("per_io")
+        ref = rbd_base if "rbd" in r["label"] else base
+        b = ref.get(r["workload"], {}).get("per_io")
         ratio = f"{i['total_arch'] / b['total_arch']:.2f}" if b and i else "–"
         rratio = f"{i['total_raw'] / b['total_raw']:.2f}" if b and i else "–"
         out.append("| " + " | ".join([
@@ -136,9 +182,17 @@ def markdown(doc):
             fmt(c.get("kernel_arch")), fmt(c.get("total_arch")), fmt(i.get("total_arch")), ratio,
             fmt(i.get("total_raw")), rratio, fmt((i.get("user_rep") or 0) + (i.get("kernel_rep") or 0)),
             f"{r['spread_pct']}%", f"{i.get('ticks', 0):.3f}"]) + " |")
-    out += ["", "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
+    out += ["", "x ref: against fileio for the file rows, against tcmu-runner-rbd for the rbd rows. "
+            "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
             "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
             "instructions, and a loaded host makes more of them per I/O)."]
+    if doc.get("threads"):
+        out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
+                "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's):", "",
+                "| back end | workload | own | Ceph | own % | busiest threads |", "|---|---|---|---|---|---|"]
+        for t in doc["threads"]:
+            out.append(f"| {t['label']} | {t['workload']} | {t['own']} | {t['ceph']} | {t['own_pct']}% | "
+                       + ", ".join(f"{k} {v}" for k, v in t["top"]) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -169,11 +223,11 @@ def main():
     for a in ("commit", "bench-commit", "command", "host-load-start", "host-load-end", "wall-s"):
         ap.add_argument("--" + a, default="")
     args = ap.parse_args()
-    meta, null, rows = analyse(args.vmout)
+    meta, null, rows, thr = analyse(args.vmout)
     date = datetime.datetime.now().isoformat(timespec="seconds")
     doc = dict(date=date, command=args.command, tcmud_commit=args.commit, bench_scripts_commit=args.bench_commit,
                host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
-               wall_s=args.wall_s, meta=meta, null=null, rows=rows, png=args.stem + ".png",
+               wall_s=args.wall_s, meta=meta, null=null, rows=rows, threads=thr, png=args.stem + ".png",
                title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG + insncount, {date}")
     if rows:
         plot(doc, doc["png"])
