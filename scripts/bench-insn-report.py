@@ -104,9 +104,10 @@ def analyse(vmout):
 
 
 # A thread of the daemon's own (tcmud's threads are unnamed: they carry
-# the process name), as against librados'/librbd's, which Ceph names.
+# the process name, tcmud-before for a "before" binary), as against
+# librados'/librbd's, which Ceph names.
 def own_thread(name):
-    return name in ("tcmud", "tcmu-runner") or name.startswith("cmdproc") or name.startswith("tcmu-")
+    return name.startswith("tcmud") or name.startswith("tcmu-") or name.startswith("cmdproc")
 
 
 def threads(bench):
