@@ -36,13 +36,14 @@ def read_marks(path):
         # idle_entries idle_ns user_spin kernel_spin user_pauses kernel_pauses
         v = [int(x) for x in f[1:]]
         marks[f[0]] = dict(user=v[0], kernel=v[1], host_ns=v[2], user_rep=v[3], kernel_rep=v[4],
-                           user_spin=v[9], kernel_spin=v[10])
+                           idle_ns=v[8], user_spin=v[9], kernel_spin=v[10])
     return marks
 
 
 def interval(marks, a, b):
     d = {k: marks[b][k] - marks[a][k] for k in FIELDS}
     d["host_s"] = (marks[b]["host_ns"] - marks[a]["host_ns"]) / 1e9
+    d["idle_s"] = (marks[b]["idle_ns"] - marks[a]["idle_ns"]) / 1e9
     return d
 
 
@@ -70,13 +71,20 @@ def analyse(vmout):
         label, workload, rep, a, b, cmds, ios = f[:7]
         if a not in marks or b not in marks:
             continue
-        d = derived(interval(marks, a, b))
+        iv = interval(marks, a, b)
+        d = derived(iv)
         d["ticks"] = int(f[7]) if len(f) > 7 else 0
+        # Time: what the host's load decides (IOPS under the plugin, and
+        # how fast the guest ran), beside the counts that it does not.
+        cpus = int(meta.get("guest_cpus") or 1)
+        time = dict(iops=int(ios) / iv["host_s"] if iv["host_s"] else 0,
+                    minsn_s=(iv["user"] + iv["kernel"]) / iv["host_s"] / 1e6 if iv["host_s"] else 0,
+                    idle_pct=100 * iv["idle_s"] / (cpus * iv["host_s"]) if iv["host_s"] else 0)
         if label == "null":
             nulls.append(d)
         else:
             runs.append(dict(label=label, workload=workload, rep=int(rep), commands=int(cmds), ios=int(ios),
-                             counts=d))
+                             counts=d, time=time))
     keys = list(derived({k: 0 for k in FIELDS}).keys()) + ["ticks"]
     null = {k: round(statistics.median(n[k] for n in nulls)) if nulls else 0 for k in keys}
     rows = []
@@ -91,6 +99,8 @@ def analyse(vmout):
                                     per_cmd={k: c[k] / r["commands"] for k in keys} if r["commands"] else None,
                                     per_io={k: c[k] / r["ios"] for k in keys}))
             ok = [p for p in per_rep if p["per_cmd"]]
+            for p, r in zip(per_rep, reps):
+                p["time"] = {k: round(v, 1) for k, v in r["time"].items()}
             row = dict(label=label, workload=workload, reps=per_rep,
                        commands_per_io=round(statistics.median(p["commands"] / p["ios"] for p in per_rep), 3))
             for unit in ("per_cmd", "per_io"):
@@ -187,9 +197,19 @@ def markdown(doc):
             "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
             "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
             "instructions, and a loaded host makes more of them per I/O)."]
+    out += ["", "Time, which the host's load decides (the plugin slows the guest; not a benchmark): "
+            "per repetition, IOPS, the guest's speed (million instructions per second, all vCPUs) and "
+            "the vCPUs' idle share. Where the guest is rarely idle, IOPS follow the guest's speed "
+            "divided by the instructions per I/O.", "",
+            "| back end | workload | IOPS | M insn/s | idle % |", "|---|---|---|---|---|"]
+    for r in rows:
+        t = [p.get("time", {}) for p in r["reps"]]
+        out.append(f"| {r['label']} | {r['workload']} | " + " | ".join(
+            " / ".join(f"{x.get(k, 0):,.0f}" for x in t) for k in ("iops", "minsn_s", "idle_pct")) + " |")
     if doc.get("threads"):
         out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
-                "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's):", "",
+                "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's). Ticks are emulated time, "
+                "so they grow when the host slows the guest: compare the shares, not the totals:", "",
                 "| back end | workload | own | Ceph | own % | busiest threads |", "|---|---|---|---|---|---|"]
         for t in doc["threads"]:
             out.append(f"| {t['label']} | {t['workload']} | {t['own']} | {t['ceph']} | {t['own_pct']}% | "
