@@ -131,11 +131,18 @@ def threads(bench):
     for line in open(os.path.join(bench, "intervals.tsv")):
         f = line.split()
         cmds[(f[0], f[1], f[2])] = int(f[5])
-    per = {}
+    per, sys_calls = {}, {}
     for line in open(path):
-        label, workload, rep, name, _, ticks = line.rstrip("\n").split("\t")
+        f = line.rstrip("\n").split("\t")
+        label, workload, rep, name, ticks = f[0], f[1], f[2], f[3], int(f[5])
         d = per.setdefault((label, workload), {}).setdefault(rep, {})
-        d[name] = d.get(name, 0) + int(ticks)
+        d[name] = d.get(name, 0) + ticks
+        # read(2)/write(2) system calls (later runs only), own and Ceph's
+        if len(f) >= 8:
+            sc = sys_calls.setdefault((label, workload), {}).setdefault(rep, [0, 0, 0, 0])
+            o = 0 if own_thread(name) else 2
+            sc[o] += int(f[6])
+            sc[o + 1] += int(f[7])
     out = []
     for (label, workload), reps in per.items():
         own, ceph, names = [], [], {}
@@ -151,9 +158,18 @@ def threads(bench):
             continue
         o, c = statistics.median(own), statistics.median(ceph)
         top = sorted(names.items(), key=lambda kv: -kv[1])[:5]
-        out.append(dict(label=label, workload=workload, own=round(o, 1), ceph=round(c, 1),
-                        own_pct=round(100 * o / (o + c), 1) if o + c else None,
-                        top=[(k, round(v, 1)) for k, v in top]))
+        row = dict(label=label, workload=workload, own=round(o, 1), ceph=round(c, 1),
+                   own_pct=round(100 * o / (o + c), 1) if o + c else None,
+                   top=[(k, round(v, 1)) for k, v in top])
+        sc = sys_calls.get((label, workload))
+        if sc:
+            # per command, median over repetitions: own reads, own writes,
+            # Ceph's reads, Ceph's writes
+            row["syscalls"] = [round(statistics.median(v[i] / cmds[(label, workload, rep)]
+                                                       for rep, v in sc.items()
+                                                       if cmds.get((label, workload, rep))), 2)
+                               for i in range(4)]
+        out.append(row)
     return out
 
 
@@ -210,9 +226,12 @@ def markdown(doc):
         out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
                 "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's). Ticks are emulated time, "
                 "so they grow when the host slows the guest: compare the shares, not the totals:", "",
-                "| back end | workload | own | Ceph | own % | busiest threads |", "|---|---|---|---|---|---|"]
+                "| back end | workload | own | Ceph | own % | read/write syscalls per command, own; Ceph's "
+                "| busiest threads |", "|---|---|---|---|---|---|---|"]
         for t in doc["threads"]:
-            out.append(f"| {t['label']} | {t['workload']} | {t['own']} | {t['ceph']} | {t['own_pct']}% | "
+            sc = t.get("syscalls")
+            sct = f"{sc[0]} / {sc[1]}; {sc[2]} / {sc[3]}" if sc else "–"
+            out.append(f"| {t['label']} | {t['workload']} | {t['own']} | {t['ceph']} | {t['own_pct']}% | {sct} | "
                        + ", ".join(f"{k} {v}" for k, v in t["top"]) + " |")
     return "\n".join(out) + "\n"
 

@@ -2,12 +2,19 @@
 # Profile, not a test (in no suite list): where the rbd daemons' CPU goes,
 # by thread. In one boot with the Ceph test bed (tests/vm/run --ceph
 # memstore bench-rbd-threads), one prefilled image served in turn by
-# Debian's tcmu-runner rbd handler and by tcmud, each under fio 4k randread
-# (2 jobs x iodepth 16, libaio direct, 8 s), alternating, twice; the CPU time (utime + stime,
-# clock ticks) each of the daemon's threads used meanwhile, summed by
-# thread name, goes to /vm-out/bench/threads.tsv (daemon, thread name,
-# threads, ticks), the commands each served to profile.tsv. (perf record
-# under TCG got 6 samples in 5 s: the guest's sampling timer is useless.)
+# Debian's tcmu-runner rbd handler and by tcmud, each under fio (2 jobs x
+# iodepth 16, libaio direct, 8 s per workload: BENCH_PROFILE_WORKLOADS,
+# default 4k randread), alternating, BENCH_ROUNDS times (default 2): an
+# ABAB run, so that drift in the host's load shows instead of favouring
+# whichever runs later. BENCH_PROFILE_DAEMONS (default "tcmu-runner=tcmu-runner
+# tcmud=tcmud") names the rows, LABEL=DAEMON[:BINARY], BINARY a tcmud in the
+# build directory (a "before" build). The CPU time (utime + stime, clock
+# ticks) and the read/write system calls each of the daemon's threads made
+# meanwhile, summed by thread name, go to /vm-out/bench/threads.tsv (label,
+# thread name, threads, ticks, syscr, syscw); per run profile.tsv has label,
+# commands, daemon ticks, IOPS and the host's load average at the end
+# (from the agent). (perf record under TCG got 6
+# samples in 5 s: the guest's sampling timer is useless.)
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
 . "$TCMUD_SRC/tests/vm/guest/ceph-lib.sh"
@@ -18,29 +25,39 @@ load_target_stack
 bench_rbd_image
 : > "$BENCH_OUT/profile.tsv"
 
-# profile LABEL DAEMON: DAEMON serves the image; fio for 8 s; its CPU by
-# thread name.
+# profile LABEL DAEMON [BINARY]: DAEMON serves the image; fio for 8 s per
+# workload; its CPU by thread name.
 profile() {
-	local c0 c1 t0 t1 pid dev
-	bench_rbd_serve "$2" "prof-$2"
+	local c0 c1 t0 t1 pid dev w l args iops load
+	TCMUD_BIN=${3:+$TCMUD_BUILD/$3} bench_rbd_serve "$2" "prof-$2"
 	pid=$BENCH_RBD_PID dev=$BENCH_RBD_DEV
-	thread_ticks "$pid" > "/tmp/threads.$1.0"
-	c0=$(disk_commands "$dev") t0=$(daemon_cpu_ticks "$pid")
-	fio --name=p --filename="$dev" --direct=1 --ioengine=libaio --time_based --runtime=8 \
-		--iodepth=16 --numjobs=2 --group_reporting --rw=randread --bs=4k \
-		--output-format=json > "$BENCH_OUT/profile.$1.json" || fail "$1: fio"
-	c1=$(disk_commands "$dev") t1=$(daemon_cpu_ticks "$pid")
-	thread_ticks "$pid" > "/tmp/threads.$1.1"
+	for w in ${BENCH_PROFILE_WORKLOADS:-randread-4k}; do
+		l=$1.$w
+		read -ra args < <(bench_workload_args "$w")
+		thread_ticks "$pid" > "/tmp/threads.$l.0"
+		c0=$(disk_commands "$dev") t0=$(daemon_cpu_ticks "$pid")
+		fio --name=p --filename="$dev" --direct=1 --ioengine=libaio --time_based --runtime=8 \
+			--iodepth=16 --numjobs=2 --group_reporting "${args[@]}" \
+			--output-format=json > "$BENCH_OUT/profile.$l.json" || fail "$l: fio"
+		c1=$(disk_commands "$dev") t1=$(daemon_cpu_ticks "$pid")
+		thread_ticks "$pid" > "/tmp/threads.$l.1"
+		iops=$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print(round(j["read"]["iops"] + j["write"]["iops"]))' "$BENCH_OUT/profile.$l.json")
+		load=$(host_ceph loadavg | tr ' ' /) || load=-
+		printf '%s\t%s\t%s\t%s\t%s\n' "$l" $((c1 - c0)) $((t1 - t0)) "$iops" "${load:--}" \
+			>> "$BENCH_OUT/profile.tsv"
+		threads_delta "$l" "/tmp/threads.$l.0" "/tmp/threads.$l.1" >> "$BENCH_OUT/threads.tsv"
+		log "$l: $iops IOPS, $((c1 - c0)) commands, $((t1 - t0)) ticks, host load $load; by thread: $(grep "^$l" "$BENCH_OUT/threads.tsv" | head -6 | cut -f2,4 | tr '\t\n' '= ')"
+	done
 	bench_stop_daemon "$pid"
-	printf '%s\t%s\t%s\n' "$1" $((c1 - c0)) $((t1 - t0)) >> "$BENCH_OUT/profile.tsv"
-	threads_delta "$1" "/tmp/threads.$1.0" "/tmp/threads.$1.1" >> "$BENCH_OUT/threads.tsv"
-	log "$1: $((c1 - c0)) commands, $((t1 - t0)) ticks; by thread: $(grep "^$1" "$BENCH_OUT/threads.tsv" | head -8 | cut -f2,4 | tr '\t\n' '= ')"
 }
 
-# Alternating, BENCH_ROUNDS times (default 2): under TCG on a loaded host
-# the emulated CPU time per command drifts during a boot, so one run each
-# in a fixed order says little.
+# Alternating: under TCG on a loaded host the emulated CPU time per
+# command drifts during a boot, so one run each in a fixed order says little.
 for round in $(seq "${BENCH_ROUNDS:-2}"); do
-	profile "tcmu-runner.r$round" tcmu-runner
-	profile "tcmud.r$round" tcmud
+	for d in ${BENCH_PROFILE_DAEMONS:-tcmu-runner=tcmu-runner tcmud=tcmud}; do
+		spec=${d#*=}
+		profile "${d%%=*}.r$round" "${spec%%:*}" "$([[ $spec == *:* ]] && echo "${spec#*:}")"
+	done
 done
