@@ -19,6 +19,10 @@
 #   tcmud-rbd-<N>q   with --kmod, nr_queues=N for N in BENCH_INSN_QUEUES
 #                    (these replace the tcmud-<N>q file rows unless tcmud
 #                    is in BENCH_INSN_BACKENDS too)
+# BENCH_INSN_RBD_VARIANTS="LABEL:ARGS ...": after tcmud-rbd, one row
+# tcmud-rbd-LABEL each, tcmud started with CEPH_ARGS=ARGS (commas become
+# spaces: "nbaio:--rbd_non_blocking_aio=false"), librados options judged
+# before they go into the code.
 # For the rbd rows the daemon's CPU ticks by thread name (its own threads
 # against librados'/librbd's) go to threads.tsv (label workload rep name
 # threads ticks), per counted run.
@@ -266,6 +270,11 @@ if has tcmud-rbd; then
 	fi
 	rbd_row tcmud-rbd tcmud
 	bench_stop_daemon "$BENCH_RBD_PID"
+	for variant in ${BENCH_INSN_RBD_VARIANTS:-}; do
+		cargs=${variant#*:}
+		CEPH_ARGS=${cargs//,/ } rbd_row "tcmud-rbd-${variant%%:*}" tcmud
+		bench_stop_daemon "$BENCH_RBD_PID"
+	done
 fi
 
 # ublk: the same file through a block driver whose server is a process, no
