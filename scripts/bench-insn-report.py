@@ -243,6 +243,8 @@ def plot(doc, png):
         gp = [f'set terminal pngcairo size {560 * len(workloads)},480 font "sans,10"', f'set output "{png}"',
               "set style data histograms", "set style histogram rowstacked", "set style fill solid 0.8 border -1",
               "set boxwidth 0.7", "set grid ytics", "set yrange [0:*]", "set key top left",
+              # labels such as tcmud-before-rbd overlap when level
+              "set xtics rotate by -30 scale 0", "set bmargin 6",
               "set format y '%.0s%c'", f"set multiplot layout 1,{len(workloads)} title \"{doc['title']}\""]
         for i, w in enumerate(workloads):
             dat = os.path.join(tmp, f"{i}.dat")
