@@ -36,13 +36,14 @@ def read_marks(path):
         # idle_entries idle_ns user_spin kernel_spin user_pauses kernel_pauses
         v = [int(x) for x in f[1:]]
         marks[f[0]] = dict(user=v[0], kernel=v[1], host_ns=v[2], user_rep=v[3], kernel_rep=v[4],
-                           user_spin=v[9], kernel_spin=v[10])
+                           idle_ns=v[8], user_spin=v[9], kernel_spin=v[10])
     return marks
 
 
 def interval(marks, a, b):
     d = {k: marks[b][k] - marks[a][k] for k in FIELDS}
     d["host_s"] = (marks[b]["host_ns"] - marks[a]["host_ns"]) / 1e9
+    d["idle_s"] = (marks[b]["idle_ns"] - marks[a]["idle_ns"]) / 1e9
     return d
 
 
@@ -70,13 +71,20 @@ def analyse(vmout):
         label, workload, rep, a, b, cmds, ios = f[:7]
         if a not in marks or b not in marks:
             continue
-        d = derived(interval(marks, a, b))
+        iv = interval(marks, a, b)
+        d = derived(iv)
         d["ticks"] = int(f[7]) if len(f) > 7 else 0
+        # Time: what the host's load decides (IOPS under the plugin, and
+        # how fast the guest ran), beside the counts that it does not.
+        cpus = int(meta.get("guest_cpus") or 1)
+        time = dict(iops=int(ios) / iv["host_s"] if iv["host_s"] else 0,
+                    minsn_s=(iv["user"] + iv["kernel"]) / iv["host_s"] / 1e6 if iv["host_s"] else 0,
+                    idle_pct=100 * iv["idle_s"] / (cpus * iv["host_s"]) if iv["host_s"] else 0)
         if label == "null":
             nulls.append(d)
         else:
             runs.append(dict(label=label, workload=workload, rep=int(rep), commands=int(cmds), ios=int(ios),
-                             counts=d))
+                             counts=d, time=time))
     keys = list(derived({k: 0 for k in FIELDS}).keys()) + ["ticks"]
     null = {k: round(statistics.median(n[k] for n in nulls)) if nulls else 0 for k in keys}
     rows = []
@@ -91,6 +99,8 @@ def analyse(vmout):
                                     per_cmd={k: c[k] / r["commands"] for k in keys} if r["commands"] else None,
                                     per_io={k: c[k] / r["ios"] for k in keys}))
             ok = [p for p in per_rep if p["per_cmd"]]
+            for p, r in zip(per_rep, reps):
+                p["time"] = {k: round(v, 1) for k, v in r["time"].items()}
             row = dict(label=label, workload=workload, reps=per_rep,
                        commands_per_io=round(statistics.median(p["commands"] / p["ios"] for p in per_rep), 3))
             for unit in ("per_cmd", "per_io"):
@@ -100,7 +110,67 @@ def analyse(vmout):
             tot = [p["per_io"]["total_arch"] for p in per_rep]
             row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
             rows.append(row)
-    return meta, null, rows
+    return meta, null, rows, threads(bench)
+
+
+# A thread of the daemon's own (tcmud's threads are unnamed: they carry
+# the process name, tcmud-before for a "before" binary), as against
+# librados'/librbd's, which Ceph names.
+def own_thread(name):
+    return name.startswith("tcmud") or name.startswith("tcmu-") or name.startswith("cmdproc")
+
+
+def threads(bench):
+    """threads.tsv (label workload rep name threads ticks) -> per label and
+    workload: the median over repetitions of ticks per 1,000 commands, own
+    threads and Ceph's, and the busiest thread names."""
+    path = os.path.join(bench, "threads.tsv")
+    if not os.path.exists(path):
+        return []
+    cmds = {}
+    for line in open(os.path.join(bench, "intervals.tsv")):
+        f = line.split()
+        cmds[(f[0], f[1], f[2])] = int(f[5])
+    per, sys_calls = {}, {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        label, workload, rep, name, ticks = f[0], f[1], f[2], f[3], int(f[5])
+        d = per.setdefault((label, workload), {}).setdefault(rep, {})
+        d[name] = d.get(name, 0) + ticks
+        # read(2)/write(2) system calls (later runs only), own and Ceph's
+        if len(f) >= 8:
+            sc = sys_calls.setdefault((label, workload), {}).setdefault(rep, [0, 0, 0, 0])
+            o = 0 if own_thread(name) else 2
+            sc[o] += int(f[6])
+            sc[o + 1] += int(f[7])
+    out = []
+    for (label, workload), reps in per.items():
+        own, ceph, names = [], [], {}
+        for rep, d in reps.items():
+            n = cmds.get((label, workload, rep))
+            if not n:
+                continue
+            own.append(1000 * sum(t for k, t in d.items() if own_thread(k)) / n)
+            ceph.append(1000 * sum(t for k, t in d.items() if not own_thread(k)) / n)
+            for k, t in d.items():
+                names[k] = names.get(k, 0) + 1000 * t / n / len(reps)
+        if not own:
+            continue
+        o, c = statistics.median(own), statistics.median(ceph)
+        top = sorted(names.items(), key=lambda kv: -kv[1])[:5]
+        row = dict(label=label, workload=workload, own=round(o, 1), ceph=round(c, 1),
+                   own_pct=round(100 * o / (o + c), 1) if o + c else None,
+                   top=[(k, round(v, 1)) for k, v in top])
+        sc = sys_calls.get((label, workload))
+        if sc:
+            # per command, median over repetitions: own reads, own writes,
+            # Ceph's reads, Ceph's writes
+            row["syscalls"] = [round(statistics.median(v[i] / cmds[(label, workload, rep)]
+                                                       for rep, v in sc.items()
+                                                       if cmds.get((label, workload, rep))), 2)
+                               for i in range(4)]
+        out.append(row)
+    return out
 
 
 def fmt(v):
@@ -110,11 +180,13 @@ def fmt(v):
 def markdown(doc):
     rows, meta = doc["rows"], doc["meta"]
     base = {r["workload"]: r for r in rows if r["label"] == "fileio"}
+    rbd_base = {r["workload"]: r for r in rows if r["label"] == "tcmu-runner-rbd"}
     out = [f"# Instructions per command {doc['date']}", "",
            f"`{doc['command']}` — tcmud {doc['tcmud_commit']}, bench scripts {doc['bench_scripts_commit']}, "
            f"guest kernel {meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG with the insncount "
-           f"plugin, {meta.get('fio')}, tcmu-runner {meta.get('tcmu_runner')}; fio libaio direct randread "
-           f"iodepth 16, 1 job, {meta.get('ios_4k')} I/Os at 4k and {meta.get('ios_128k')} at 128k per "
+           f"plugin, {meta.get('fio')}, tcmu-runner {meta.get('tcmu_runner')}; fio libaio direct "
+           f"{meta.get('workloads', 'randread-4k randread-128k')}, iodepth 16, {meta.get('jobs', 1)} job(s), "
+           f"{meta.get('ios_4k')} I/Os per job at 4k and {meta.get('ios_128k')} at 128k per "
            f"repetition, median of {meta.get('reps')} repetitions in one boot (profile={meta.get('profile')}).",
            "", "Counts: guest instructions between marks around fio's I/O loop, all CPUs, spin-wait "
            "loops excluded; arch counts a rep-prefixed string instruction once, raw counts every "
@@ -123,12 +195,13 @@ def markdown(doc):
            "(SCSI commands; ublk requests). See docs/benchmarks.md.", "",
            f"Host load at the start `{doc['host_load_start']}`, end `{doc['host_load_end']}`; "
            f"the boot took {doc['wall_s']} s wall.", "",
-           "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x fileio "
-           "| raw/I/O | raw x fileio | rep/I/O | spread | ticks/I/O |",
+           "| back end | workload | cmds/I/O | user/cmd | kernel/cmd | total/cmd | total/I/O | x ref "
+           "| raw/I/O | raw x ref | rep/I/O | spread | ticks/I/O |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c, i = r["per_cmd"] or {}, r["per_io"] or {}
-        b = base.get(r["workload"], {}).get("per_io")
+        ref = rbd_base if "rbd" in r["label"] else base
+        b = ref.get(r["workload"], {}).get("per_io")
         ratio = f"{i['total_arch'] / b['total_arch']:.2f}" if b and i else "–"
         rratio = f"{i['total_raw'] / b['total_raw']:.2f}" if b and i else "–"
         out.append("| " + " | ".join([
@@ -136,9 +209,30 @@ def markdown(doc):
             fmt(c.get("kernel_arch")), fmt(c.get("total_arch")), fmt(i.get("total_arch")), ratio,
             fmt(i.get("total_raw")), rratio, fmt((i.get("user_rep") or 0) + (i.get("kernel_rep") or 0)),
             f"{r['spread_pct']}%", f"{i.get('ticks', 0):.3f}"]) + " |")
-    out += ["", "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
+    out += ["", "x ref: against fileio for the file rows, against tcmu-runner-rbd for the rbd rows. "
+            "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
             "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
             "instructions, and a loaded host makes more of them per I/O)."]
+    out += ["", "Time, which the host's load decides (the plugin slows the guest; not a benchmark): "
+            "per repetition, IOPS, the guest's speed (million instructions per second, all vCPUs) and "
+            "the vCPUs' idle share. Where the guest is rarely idle, IOPS follow the guest's speed "
+            "divided by the instructions per I/O.", "",
+            "| back end | workload | IOPS | M insn/s | idle % |", "|---|---|---|---|---|"]
+    for r in rows:
+        t = [p.get("time", {}) for p in r["reps"]]
+        out.append(f"| {r['label']} | {r['workload']} | " + " | ".join(
+            " / ".join(f"{x.get(k, 0):,.0f}" for x in t) for k in ("iops", "minsn_s", "idle_pct")) + " |")
+    if doc.get("threads"):
+        out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
+                "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's). Ticks are emulated time, "
+                "so they grow when the host slows the guest: compare the shares, not the totals:", "",
+                "| back end | workload | own | Ceph | own % | read/write syscalls per command, own; Ceph's "
+                "| busiest threads |", "|---|---|---|---|---|---|---|"]
+        for t in doc["threads"]:
+            sc = t.get("syscalls")
+            sct = f"{sc[0]} / {sc[1]}; {sc[2]} / {sc[3]}" if sc else "–"
+            out.append(f"| {t['label']} | {t['workload']} | {t['own']} | {t['ceph']} | {t['own_pct']}% | {sct} | "
+                       + ", ".join(f"{k} {v}" for k, v in t["top"]) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -149,6 +243,8 @@ def plot(doc, png):
         gp = [f'set terminal pngcairo size {560 * len(workloads)},480 font "sans,10"', f'set output "{png}"',
               "set style data histograms", "set style histogram rowstacked", "set style fill solid 0.8 border -1",
               "set boxwidth 0.7", "set grid ytics", "set yrange [0:*]", "set key top left",
+              # labels such as tcmud-before-rbd overlap when level
+              "set xtics rotate by -30 scale 0", "set bmargin 6",
               "set format y '%.0s%c'", f"set multiplot layout 1,{len(workloads)} title \"{doc['title']}\""]
         for i, w in enumerate(workloads):
             dat = os.path.join(tmp, f"{i}.dat")
@@ -169,11 +265,11 @@ def main():
     for a in ("commit", "bench-commit", "command", "host-load-start", "host-load-end", "wall-s"):
         ap.add_argument("--" + a, default="")
     args = ap.parse_args()
-    meta, null, rows = analyse(args.vmout)
+    meta, null, rows, thr = analyse(args.vmout)
     date = datetime.datetime.now().isoformat(timespec="seconds")
     doc = dict(date=date, command=args.command, tcmud_commit=args.commit, bench_scripts_commit=args.bench_commit,
                host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
-               wall_s=args.wall_s, meta=meta, null=null, rows=rows, png=args.stem + ".png",
+               wall_s=args.wall_s, meta=meta, null=null, rows=rows, threads=thr, png=args.stem + ".png",
                title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG + insncount, {date}")
     if rows:
         plot(doc, doc["png"])

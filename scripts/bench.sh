@@ -17,7 +17,7 @@
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
 #                    [--revision REV] [--rbd]
-#   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR]
+#   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR] [--rbd]
 #
 # --build   meson build directory with daemon/core/tcmud (default: build)
 # --kmod    patched modules (default: kmod/build.sh into <build>/kmod-patched);
@@ -43,7 +43,11 @@
 #           writes <date>-insn.{json,md,png}. --insn-reps N repetitions
 #           (default 3); --no-profile leaves out the per-TB kernel profile
 #           (tests/bench/insncount/insn-profile.py). With --kmod DIR also
-#           tcmud on kmod/'s modules (nr_queues 1). docs/benchmarks.md.
+#           tcmud on kmod/'s modules (nr_queues 1). With --rbd the rbd rows
+#           instead (Ceph memstore test bed): tcmu-runner-rbd, tcmud-rbd
+#           and with --kmod tcmud-rbd-Nq (--queues), 4k randread and
+#           randwrite and 128k randread, 2 fio jobs. BENCH_INSN_* variables
+#           in the environment are handed to the guest (docs/benchmarks.md).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 command="scripts/bench.sh $*"
@@ -92,10 +96,20 @@ bench_insn() {
 		tests/bench/ublk_file_server >&2
 	trap 'rm -f "$build/bench.env"' EXIT
 	printf 'BENCH_INSN_REPS=%s\n' "$insn_reps" > "$build/bench.env"
+	local ceph=()
+	if [ $rbd = 1 ]; then
+		ceph=(--ceph memstore)
+		printf '%s\n' 'BENCH_INSN_BACKENDS="tcmu-runner-rbd tcmud-rbd"' \
+			'BENCH_INSN_WORKLOADS="randread-4k randwrite-4k randread-128k"' \
+			BENCH_INSN_JOBS=2 BENCH_INSN_IOS_4K=1000 BENCH_INSN_IOS_128K=250 \
+			"BENCH_INSN_QUEUES=\"$queues\"" >> "$build/bench.env"
+	fi
+	# The caller's own settings win (the guest reads the file in order).
+	env | grep '^BENCH_INSN_' | sed 's/=\(.*\)/="\1"/' >> "$build/bench.env" || true
 	bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	load_start=$(uptime) start=$(date +%s)
 	"$src/tests/vm/run" --build "$build" --smp "$smp" --mem "$mem" --timeout "$timeout" \
-		${kmod:+--kmod "$kmod"} --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
+		${kmod:+--kmod "$kmod"} "${ceph[@]}" --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
 		[ -s "$vmout/bench-insn/intervals.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
 	wall=$(($(date +%s) - start)) load_end=$(uptime)
 	tree=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \

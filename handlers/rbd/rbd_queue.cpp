@@ -69,9 +69,10 @@ void scatter(const std::vector<char> &flat, std::span<const iovec> iov)
 setup_result<std::unique_ptr<rbd_queue>> rbd_queue::open(rbd_backstore &store, io_engine &engine,
 							  rbd_image_t image, bool owns_image)
 {
-	// Non-blocking: we read it only after the poll said it is readable,
-	// and librbd's threads must never block writing it.
-	unique_fd efd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+	// Blocking, so that io_uring waits for it instead of failing the read
+	// with -EAGAIN. librbd's threads still never block writing it: a write
+	// blocks only at a count of 2^64 - 2, and each write follows a reset.
+	unique_fd efd(eventfd(0, EFD_CLOEXEC));
 	if (!efd) {
 		setup_error e{errno, "rbd queue: eventfd"};
 		if (owns_image)
@@ -88,7 +89,7 @@ rbd_queue::rbd_queue(rbd_backstore &store, io_engine &engine, rbd_image_t image,
 		     bool owns_image)
 	: store_(store), engine_(engine), image_(image), owns_image_(owns_image)
 {
-	poll_.queue = this;
+	signal_.queue = this;
 	waiter_.queue = this;
 	store_.add_probe(probe_.get());
 }
@@ -127,10 +128,14 @@ size_t rbd_queue::wait_for_stragglers()
 {
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
 	while (in_flight_ > 0 && std::chrono::steady_clock::now() < deadline) {
+		// The fd blocks: read it only when poll says it is readable
+		// (the ring's pending read may take the count first; the
+		// list is checked either way).
 		pollfd p{box_->efd.get(), POLLIN, 0};
-		::poll(&p, 1, 100);
-		uint64_t count;
-		(void)!::read(box_->efd.get(), &count, sizeof(count));
+		if (::poll(&p, 1, 100) > 0) {
+			uint64_t count;
+			(void)!::read(box_->efd.get(), &count, sizeof(count));
+		}
 		for (request *r = box_->head.exchange(nullptr, std::memory_order_acquire); r;
 		     r = r->next) {
 			rbd_aio_release(r->completion);
@@ -150,12 +155,12 @@ void rbd_queue::set_in_flight(size_t n)
 
 void rbd_queue::arm()
 {
-	io_uring_sqe *sqe = engine_.get_sqe(&poll_);
+	io_uring_sqe *sqe = engine_.get_sqe(&signal_);
 	if (!sqe) {
 		engine_.wait_for_sqe(&waiter_);
 		return;
 	}
-	io_uring_prep_poll_add(sqe, box_->efd.get(), POLLIN);
+	io_uring_prep_read(sqe, box_->efd.get(), &box_->count, sizeof(box_->count), 0);
 	armed_ = true;
 }
 
@@ -178,16 +183,15 @@ void rbd_queue::librbd_done(rbd_completion_t, void *arg)
 	}
 }
 
-void rbd_queue::on_poll(int64_t result)
+// The counter is already reset by the read itself: nothing to read here.
+void rbd_queue::on_signal(int64_t result)
 {
 	armed_ = false;
-	if (result < 0 && !logged_poll_error_) {
-		log_error(store_.log_prefix(), "rbd completion poll failed: %s (re-armed)",
+	if (result < 0 && result != -EINTR && !logged_signal_error_) {
+		log_error(store_.log_prefix(), "rbd completion read failed: %s (re-armed)",
 			  strerror(int(-result)));
-		logged_poll_error_ = true;
+		logged_signal_error_ = true;
 	}
-	uint64_t count;
-	(void)!::read(box_->efd.get(), &count, sizeof(count));
 	arm();
 	reap(box_->head.exchange(nullptr, std::memory_order_acquire));
 }

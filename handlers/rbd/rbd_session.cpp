@@ -41,15 +41,17 @@ std::string trim(const std::string &s)
 	return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// Whether the conf file sets rbd_cache to true for this client ([global],
-// [client] or [client.ID]). librbd's own default is on, and a cache
-// acknowledges writes before the OSDs have them: tcmud turns it off unless
-// the administrator asked for it in so many words.
-bool conf_enables_cache(const std::string &path, const std::string &id)
+// The boolean the conf file gives KEY for this client ([global], [client]
+// or [client.ID]; the last one read wins), or `otherwise` where it says
+// nothing. For the settings whose default tcmud changes: librados ranks
+// what the API sets above the conf file, so tcmud reads the file itself to
+// leave the administrator the last word.
+bool conf_flag(const std::string &path, const std::string &id, const std::string &key,
+	       bool otherwise)
 {
 	std::ifstream in(path);
 	std::string line, section;
-	bool enabled = false;
+	bool value = otherwise;
 	while (std::getline(in, line)) {
 		line = trim(line.substr(0, line.find_first_of("#;")));
 		if (line.empty())
@@ -61,12 +63,12 @@ bool conf_enables_cache(const std::string &path, const std::string &id)
 		if (section != "global" && section != "client" && section != "client." + id)
 			continue;
 		size_t eq = line.find('=');
-		if (eq == std::string::npos || normalise_key(trim(line.substr(0, eq))) != "rbd_cache")
+		if (eq == std::string::npos || normalise_key(trim(line.substr(0, eq))) != key)
 			continue;
 		std::string v = trim(line.substr(eq + 1));
-		enabled = v == "true" || v == "1" || v == "yes" || v == "on";
+		value = v == "true" || v == "1" || v == "yes" || v == "on";
 	}
-	return enabled;
+	return value;
 }
 
 } // namespace
@@ -101,7 +103,17 @@ setup_result<std::unique_ptr<rbd_session>> rbd_session::open(const rbd_config &c
 		return setup_error{-r, "cannot read conf " + cfg.conf};
 	rados_conf_parse_env(s->cluster_, nullptr);
 
-	s->cache_enabled_ = conf_enables_cache(cfg.conf.empty() ? default_conf_path() : cfg.conf, id);
+	const std::string conf_path = cfg.conf.empty() ? default_conf_path() : cfg.conf;
+	// librbd's cache acknowledges writes before the OSDs have them: off
+	// unless the administrator asked for it in so many words.
+	s->cache_enabled_ = conf_flag(conf_path, id, "rbd_cache", false);
+	// librbd starts each request in the calling thread (the queue's)
+	// instead of handing it to its io_context thread first: one thread
+	// wake-up less per command (docs/rbd.md, "Data path"). The queue
+	// thread may then wait briefly on a librbd lock or the Objecter's
+	// in-flight throttle; librbd still queues requests itself while the
+	// exclusive lock is being acquired. The conf may turn it back on.
+	const bool non_blocking_aio = conf_flag(conf_path, id, "rbd_non_blocking_aio", false);
 	const std::string timeout = std::to_string(rbd_connect_timeout);
 	const std::string op_timeout = std::to_string(cfg.osd_op_timeout ? cfg.osd_op_timeout
 								       : rbd_default_osd_op_timeout);
@@ -110,6 +122,7 @@ setup_result<std::unique_ptr<rbd_session>> rbd_session::open(const rbd_config &c
 		std::string value;
 	} settings[] = {
 		{"rbd_cache", s->cache_enabled_ ? "true" : "false"},
+		{"rbd_non_blocking_aio", non_blocking_aio ? "true" : "false"},
 		// A partial discard must zero what it covers, or LBPRZ lies.
 		{"rbd_skip_partial_discard", "false"},
 		{"client_mount_timeout", timeout},

@@ -12,8 +12,9 @@
 # the guest), "hold POOL/IMAGE BYTES" (a host-side gateway: $TCMUD_RBD_HOLDER,
 # tests/unit/rbd/rbd_lock_holder, takes the image's exclusive lock, writes
 # BYTES of 0x5a from offset 0 and keeps the lock; answers once it holds it)
-# and "release POOL/IMAGE" (that gateway closes the image, releasing the
-# lock). The reply is the command's output, then "@rc=N".
+# "release POOL/IMAGE" (that gateway closes the image, releasing the
+# lock) and "loadavg" (the host's 1, 5 and 15 min load averages, which a
+# benchmark records beside its figures). The reply is the command's output, then "@rc=N".
 #
 #   ceph-agent.py PORT_FILE TESTBED_ARGS...
 # writes the port it listens on to PORT_FILE and serves until killed.
@@ -103,6 +104,11 @@ class Handler(socketserver.StreamRequestHandler):
             words = shlex.split(line)
         except ValueError:
             words = []
+        if words == ["loadavg"]:
+            # The host's load, for benchmarks that record it beside a figure.
+            with open("/proc/loadavg") as f:
+                self.wfile.write(f"{' '.join(f.read().split()[:3])}\n@rc=0\n".encode())
+            return
         if len(words) == 4 and words[0] == "md5":
             text, rc = image_md5(words[1], int(words[2]), int(words[3]))
             self.wfile.write(f"{text}@rc={rc}\n".encode())

@@ -151,3 +151,36 @@ TEST_CASE("rbd open: librbd's cache stays off unless the conf turns it on", "[rb
 	auto store = open_rbd("rbd/" + name + ";conf=" + cached.path, size);
 	CHECK(store->cache_enabled());
 }
+
+namespace {
+
+std::unique_ptr<rbd_session> open_session(const std::string &cfgstring)
+{
+	rbd_config cfg;
+	REQUIRE(parse_rbd_config(cfgstring, &cfg).empty());
+	auto s = rbd_session::open(cfg);
+	INFO("open failed: " << (s ? "" : s.error().what()));
+	REQUIRE(s);
+	return std::move(*s);
+}
+
+} // namespace
+
+// tcmud starts librbd requests in the queue's thread (docs/rbd.md, "Data
+// path"); an administrator's conf may still ask for librbd's dispatch thread.
+TEST_CASE("rbd open: requests start in the caller's thread unless the conf says otherwise",
+	  "[rbd][open]")
+{
+	admin_client admin;
+	std::string name = admin.create(8 << 20);
+	std::ifstream real(ceph_conf());
+	std::string text((std::istreambuf_iterator<char>(real)), std::istreambuf_iterator<char>());
+	{
+		temp_conf plain(text);
+		auto s = open_session("rbd/" + name + ";conf=" + plain.path);
+		CHECK(conf_value(s->cluster(), "rbd_non_blocking_aio") == "false");
+	}
+	temp_conf queued(text + "\n[client]\nrbd non blocking aio = true\n");
+	auto s = open_session("rbd/" + name + ";conf=" + queued.path);
+	CHECK(conf_value(s->cluster(), "rbd_non_blocking_aio") == "true");
+}

@@ -91,6 +91,52 @@ daemon_cpu_ticks() {
 	sed 's/.*) //' /proc/"$1"/stat | awk '{print $12 + $13}'
 }
 
+# thread_ticks PID: "tid name ticks syscr syscw" for each of PID's threads:
+# CPU ticks (utime + stime) and the read(2)- and write(2)-family system
+# calls it made (/proc/PID/task/TID/io; io_uring's operations are not
+# system calls and do not count). The name in field 2 of stat may hold
+# spaces: count from the closing parenthesis; spaces in it become _.
+thread_ticks() {
+	local st line k v r w
+	for st in /proc/"$1"/task/*/stat; do
+		{ read -r line < "$st"; } 2>/dev/null || continue
+		local tid=${st%/stat} rest=${line##*) } name=${line#*(}
+		name=${name%%)*}
+		r=0 w=0
+		while read -r k v; do
+			case $k in syscr:) r=$v ;; syscw:) w=$v ;; esac
+		done < "$tid/io" 2>/dev/null || true
+		# shellcheck disable=SC2086
+		set -- $rest
+		echo "${tid##*/} ${name// /_} $((${12} + ${13})) $r $w"
+	done
+}
+
+# threads_delta PREFIX BEFORE AFTER: from two thread_ticks snapshots, one
+# line per thread name, busiest first:
+# PREFIX<TAB>name<TAB>threads<TAB>ticks<TAB>syscr<TAB>syscw
+# (PREFIX may hold tabs: "label<TAB>workload<TAB>rep").
+threads_delta() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import collections, sys
+def load(p):
+    out = {}
+    for line in open(p):
+        f = line.split()
+        out[f[0]] = (f[1], [int(x) for x in f[2:5]] + [0] * (5 - len(f)))
+    return out
+a, b = load(sys.argv[2]), load(sys.argv[3])
+sums, count = collections.defaultdict(lambda: [0, 0, 0]), collections.Counter()
+for tid, (name, v) in b.items():
+    old = a.get(tid, (name, [0, 0, 0]))[1]
+    for i in range(3):
+        sums[name][i] += v[i] - old[i]
+    count[name] += 1
+for name, (t, r, w) in sorted(sums.items(), key=lambda kv: -kv[1][0]):
+    print(f"{sys.argv[1]}\t{name}\t{count[name]}\t{t}\t{r}\t{w}")
+PY
+}
+
 # /dev/sdX -> commands completed so far: reads + writes + discards + flushes.
 disk_commands() {
 	awk '{print $1 + $5 + ($12 + 0) + ($16 + 0)}' "/sys/block/$(basename "$1")/stat"

@@ -53,14 +53,19 @@ print(round(t * 1e6 / ops, 1) if ops else "-")' $(($(numfmt --from=iec $total) /
 	done
 }
 
-# bench_rbd_prepare: the image, written once end to end (reads of objects
-# that do not exist yet would cost the OSD nothing), and the ceilings.
-bench_rbd_prepare() {
-	[ -n "${TCMUD_CEPH_AGENT:-}" ] || fail "BENCH_RBD=1 without the Ceph test bed (bench.sh --rbd)"
+# bench_rbd_image: the image, written once end to end (reads of objects
+# that do not exist yet would cost the OSD nothing).
+bench_rbd_image() {
 	rbd_image $BENCH_RBD_IMAGE $((BENCH_RBD_SIZE >> 20))M
 	host_ceph rbd bench --io-type write --io-pattern seq --io-size 4M --io-threads 4 \
 		--io-total $BENCH_RBD_SIZE "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" >/dev/null ||
 		fail "prefilling the rbd image"
+}
+
+# bench_rbd_prepare: the image and the ceilings.
+bench_rbd_prepare() {
+	[ -n "${TCMUD_CEPH_AGENT:-}" ] || fail "BENCH_RBD=1 without the Ceph test bed (bench.sh --rbd)"
+	bench_rbd_image
 	: > "$BENCH_OUT/rbd-bench.tsv"
 	bench_rbd_ceiling host
 	bench_rbd_ceiling guest
@@ -74,32 +79,44 @@ bench_rbd_device() {
 	echo "$bs"
 }
 
+# bench_rbd_serve DAEMON NAME [ATTRS]: starts DAEMON (tcmu-runner, or
+# tcmud: $TCMUD_BIN if set) and serves the image through it as device NAME;
+# sets BENCH_RBD_PID and BENCH_RBD_DEV (/dev/sdX, scheduler none). Stop it
+# with bench_stop_daemon "$BENCH_RBD_PID".
+bench_rbd_serve() {
+	local bs
+	case $1 in
+	tcmu-runner)
+		# start_tcmu_runner waits for this run's "registered" line.
+		mkdir -p /var/log/tcmu
+		: > /var/log/tcmu/tcmu-runner.log
+		start_tcmu_runner
+		BENCH_RBD_PID=$RUNNER_PID
+		;;
+	tcmud) start_tcmud; BENCH_RBD_PID=$TCMUD_PID ;;
+	*) fail "bench_rbd_serve: no daemon $1" ;;
+	esac
+	bs=$(bench_rbd_device "$2" "${3:-}")
+	wait_uio_open "$BENCH_RBD_PID" 60
+	BENCH_RBD_DEV=$(export_via_loop "$bs")
+	bench_prepare_disk "$BENCH_RBD_DEV"
+}
+
 # Stock modules: tcmu-runner's rbd handler, then tcmud's.
 bench_rbd_stock() {
-	local bs dev runner
 	bench_rbd_enabled || return 0
 	bench_rbd_prepare
-	: > /var/log/tcmu/tcmu-runner.log
-	start_tcmu_runner
-	runner=$RUNNER_PID
-	bs=$(bench_rbd_device bench-runner-rbd)
-	wait_uio_open "$runner" 60
-	dev=$(export_via_loop "$bs")
-	bench_prepare_disk "$dev"
-	bench_run tcmu-runner-rbd "$dev" "$runner"
-	bench_stop_daemon "$runner"
+	bench_rbd_serve tcmu-runner bench-runner-rbd
+	bench_run tcmu-runner-rbd "$BENCH_RBD_DEV" "$BENCH_RBD_PID"
+	bench_stop_daemon "$BENCH_RBD_PID"
 	cp /var/log/tcmu/tcmu-runner.log "$BENCH_OUT/tcmu-runner-rbd.log"
 	if ! ldd "$TCMUD_BUILD/daemon/core/tcmud" | grep librbd >/dev/null; then
 		log "tcmud built without librbd: no tcmud rbd rows"
 		return 0
 	fi
-	start_tcmud
-	bs=$(bench_rbd_device bench-tcmud-rbd)
-	wait_uio_open "$TCMUD_PID" 60
-	dev=$(export_via_loop "$bs")
-	bench_prepare_disk "$dev"
-	bench_run tcmud-rbd "$dev" "$TCMUD_PID"
-	bench_stop_daemon "$TCMUD_PID"
+	bench_rbd_serve tcmud bench-tcmud-rbd
+	bench_run tcmud-rbd "$BENCH_RBD_DEV" "$BENCH_RBD_PID"
+	bench_stop_daemon "$BENCH_RBD_PID"
 	bench_queue_totals tcmud-rbd bench-tcmud-rbd "$TCMUD_LOG"
 }
 

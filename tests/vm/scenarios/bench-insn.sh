@@ -11,6 +11,21 @@
 #   tcmud-<N>q   tcmud on a device with nr_queues=N, N in BENCH_INSN_QUEUES
 #                (default 1: with one fio job one CPU submits, so one queue
 #                works whatever N is)
+# With the Ceph test bed (tests/vm/run --ceph memstore) and these in
+# BENCH_INSN_BACKENDS, one prefilled 256 MiB rbd image (librbd cache off):
+#   tcmu-runner-rbd  Debian's tcmu-runner, rbd handler
+#   tcmud-rbd        tcmud, user:rbd (stock modules; tcmud-before-rbd with
+#                    BENCH_INSN_TCMUD_BEFORE, as for tcmud)
+#   tcmud-rbd-<N>q   with --kmod, nr_queues=N for N in BENCH_INSN_QUEUES
+#                    (these replace the tcmud-<N>q file rows unless tcmud
+#                    is in BENCH_INSN_BACKENDS too)
+# BENCH_INSN_RBD_VARIANTS="LABEL:ARGS ...": after tcmud-rbd, one row
+# tcmud-rbd-LABEL each, tcmud started with CEPH_ARGS=ARGS (commas become
+# spaces: "nbaio:--rbd_non_blocking_aio=false"), librados options judged
+# before they go into the code.
+# For the rbd rows the daemon's CPU ticks by thread name (its own threads
+# against librados'/librbd's) go to threads.tsv (label workload rep name
+# threads ticks), per counted run.
 # and with BENCH_INSN_KMODS="LABEL=DIR ..." (kmod/build.sh outputs, e.g. one
 # per prefix of the series), for each in turn after swapping its modules in:
 #   LABEL        tcmud on a device with nr_queues=1 (kallsyms-LABEL.txt)
@@ -36,6 +51,8 @@
 # between repetitions that explains.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
+. "$TCMUD_SRC/tests/vm/guest/ceph-lib.sh"
+. "$TCMUD_SRC/tests/vm/bench/bench-rbd.sh"
 [ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
 reps=${BENCH_INSN_REPS:-3}
 jobs=${BENCH_INSN_JOBS:-1}
@@ -44,6 +61,22 @@ workloads=${BENCH_INSN_WORKLOADS:-randread-4k randread-128k}
 out=$TCMUD_VM_OUT/bench-insn
 mkdir -p "$out" /tmp/insn
 : > "$out/intervals.tsv"
+: > "$out/threads.tsv"
+# The daemon whose threads insn_fio profiles (rbd rows); empty: none.
+INSN_PID=""
+has() { [[ $backends == *" $1 "* ]]; }
+rbd_rows=0
+if has tcmu-runner-rbd || has tcmud-rbd; then
+	need_ceph
+	rbd_rows=1
+fi
+# The kmod/ half serves the file unless only rbd rows were asked for.
+kmod_file=1
+if ! has tcmud && has tcmud-rbd; then kmod_file=0; fi
+file_rows=0
+for b in fileio tcmu-runner tcmud ublk; do has $b && file_rows=1; done
+[ -z "${TCMUD_KMOD:-}" ] || [ $kmod_file = 0 ] || file_rows=1
+[ -z "${BENCH_INSN_KMODS:-}" ] || file_rows=1
 # The mark helper runs from guest tmpfs, so a mark costs the same every time.
 cp "$TCMUD_BUILD/tests/bench/insncount/insnmark" /tmp/insn/
 # It logs each acknowledged mark to guest tmpfs: the guest's 9p view of the
@@ -89,6 +122,7 @@ insn_fio() {
 	read -ra args < <(bench_workload_args "$workload")
 	ios=$(ios_of "$workload")
 	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
+	[ -z "$INSN_PID" ] || thread_ticks "$INSN_PID" > /tmp/insn/threads.0
 	t0=$(loc_total)
 	c0=$(disk_commands "$dev")
 	local pre="$markcmd $from 20000" post="$markcmd $to 20000"
@@ -102,6 +136,11 @@ insn_fio() {
 		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
 	c1=$(disk_commands "$dev")
 	t1=$(loc_total)
+	if [ -n "$INSN_PID" ]; then
+		thread_ticks "$INSN_PID" > /tmp/insn/threads.1
+		threads_delta "$label	$workload	$rep" /tmp/insn/threads.0 /tmp/insn/threads.1 \
+			>> "$out/threads.tsv"
+	fi
 	if ! grep -q "^$from " /tmp/insn/marks.log || ! grep -q "^$to " /tmp/insn/marks.log; then
 		fail "$label $workload: mark $from or $to not acknowledged"
 	fi
@@ -139,15 +178,19 @@ insn_run() {
 
 kmod=${TCMUD_KMOD:-}
 TCMUD_KMOD="" load_target_stack
-mount_bench_xfs
 img=/mnt/bench/bench.img size=$((256 << 20))
-python3 -c 'import os, sys
+if [ $file_rows = 1 ]; then
+	mount_bench_xfs
+	python3 -c 'import os, sys
 block = os.urandom(1 << 20)
 with open(sys.argv[1], "wb") as f:
     for _ in range(256): f.write(block)' $img
-# Written back now, not by the flusher during a counted run (seen: one
-# fileio interval with 114 MB of extra copies, 30 s after the prefill).
-sync
+	# Written back now, not by the flusher during a counted run (seen: one
+	# fileio interval with 114 MB of extra copies, 30 s after the prefill).
+	sync
+fi
+# The rbd rows' image, prefilled on the host.
+[ $rbd_rows = 0 ] || bench_rbd_image
 {
 	echo "kernel=$(uname -r)"
 	echo "guest_cpus=$(nproc)"
@@ -163,7 +206,7 @@ sync
 
 for rep in $(seq "$reps"); do insn_null "$rep"; done
 
-if [[ $backends == *" fileio "* ]]; then
+if has fileio; then
 	dir=$TARGET/core/fileio_0/insn-fileio
 	mkdir -p "$dir"
 	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
@@ -172,7 +215,7 @@ if [[ $backends == *" fileio "* ]]; then
 	remove_all_targets
 fi
 
-if [[ $backends == *" tcmu-runner "* ]]; then
+if has tcmu-runner; then
 	mkdir -p /etc/tcmu /var/log/tcmu
 	tcmu-runner -l /var/log/tcmu &
 	runner=$!
@@ -193,7 +236,7 @@ tcmud_row() {
 	bench_stop_daemon "$TCMUD_PID"
 }
 
-if [[ $backends == *" tcmud "* ]]; then
+if has tcmud; then
 	if [ -n "${BENCH_INSN_TCMUD_BEFORE:-}" ]; then
 		[ -x "$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE" ] ||
 			fail "no $TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
@@ -203,9 +246,40 @@ if [[ $backends == *" tcmud "* ]]; then
 	tcmud_row tcmud "$TCMUD_BUILD/daemon/core/tcmud"
 fi
 
+# rbd_row LABEL DAEMON [ATTRS]: the rbd image served by DAEMON (tcmu-runner
+# or tcmud: $TCMUD_BIN if set), counted, its threads profiled.
+rbd_row() {
+	bench_rbd_serve "$2" "insn-$1" "${3:-}"
+	INSN_PID=$BENCH_RBD_PID
+	insn_run "$1" "$BENCH_RBD_DEV"
+	INSN_PID=""
+}
+
+if has tcmu-runner-rbd; then
+	rbd_row tcmu-runner-rbd tcmu-runner
+	bench_stop_daemon "$BENCH_RBD_PID"
+fi
+if has tcmud-rbd; then
+	need_tcmud_rbd
+	if [ -n "${BENCH_INSN_TCMUD_BEFORE:-}" ]; then
+		[ -x "$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE" ] ||
+			fail "no $TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
+		TCMUD_BIN=$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE rbd_row \
+			"${BENCH_INSN_TCMUD_BEFORE_LABEL:-tcmud-before}-rbd" tcmud
+		bench_stop_daemon "$BENCH_RBD_PID"
+	fi
+	rbd_row tcmud-rbd tcmud
+	bench_stop_daemon "$BENCH_RBD_PID"
+	for variant in ${BENCH_INSN_RBD_VARIANTS:-}; do
+		cargs=${variant#*:}
+		CEPH_ARGS=${cargs//,/ } rbd_row "tcmud-rbd-${variant%%:*}" tcmud
+		bench_stop_daemon "$BENCH_RBD_PID"
+	done
+fi
+
 # ublk: the same file through a block driver whose server is a process, no
 # SCSI and no TCMU ring (issue 16's "why not a real block driver" row).
-if [[ $backends != *" ublk "* ]]; then
+if ! has ublk; then
 	:
 elif modprobe ublk_drv 2>/dev/null && [ -x "$TCMUD_BUILD/tests/bench/ublk_file_server" ]; then
 	"$TCMUD_BUILD/tests/bench/ublk_file_server" -d 64 -m 512 "$img" > /tmp/ublk.out 2> "$out/ublk.log" &
@@ -236,16 +310,25 @@ if [ -n "$kmod" ]; then
 	rmdir "$TARGET"/core/user_* 2>/dev/null || true
 	rmmod target_core_user uio || fail "could not unload the stock TCMU modules"
 	TCMUD_KMOD=$kmod load_target_stack
-	start_tcmud
-	for nq in ${BENCH_INSN_QUEUES:-1}; do
-		bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
-			create_user_backstore "insn-q$nq" file $img $size)
-		expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "insn-q$nq attrib/nr_queues"
-		wait_uio_open "$TCMUD_PID" 30
-		insn_run "tcmud-${nq}q" "$(export_via_loop "$bs")"
-		remove_all_targets
-	done
-	bench_stop_daemon "$TCMUD_PID"
+	if [ $kmod_file = 1 ]; then
+		start_tcmud
+		for nq in ${BENCH_INSN_QUEUES:-1}; do
+			bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+				create_user_backstore "insn-q$nq" file $img $size)
+			expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "insn-q$nq attrib/nr_queues"
+			wait_uio_open "$TCMUD_PID" 30
+			insn_run "tcmud-${nq}q" "$(export_via_loop "$bs")"
+			remove_all_targets
+		done
+		bench_stop_daemon "$TCMUD_PID"
+	fi
+	if has tcmud-rbd; then
+		# A daemon per row, so that each row's threads are its own.
+		for nq in ${BENCH_INSN_QUEUES:-1}; do
+			rbd_row "tcmud-rbd-${nq}q" tcmud "nr_queues=$nq"
+			bench_stop_daemon "$BENCH_RBD_PID"
+		done
+	fi
 	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-patched.txt"
 fi
 
