@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // SCSI execution (daemon/scsi) over a deferred in-memory backstore, driven by
 // an action script: start commands (any CDB, shaped or raw, with any data
-// buffer cut into any iovecs), complete backstore requests in any order and
+// buffer cut into any iovecs; UNMAP and EXTENDED COPY parameter lists are
+// built aimed at the medium, since random bytes almost never make one that
+// passes the checks and copies), complete backstore requests in any order and
 // with any outcome (full, short, 0, EIO, ENOSPC, EAGAIN, ECANCELED), resume
 // commands the range lock woke, rewrite a running command's Data-Out buffer,
 // flip the write cache.
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "command.h"
+#include "copy_targets.h"
 #include "fuzz_support.h"
 #include "logical_unit.h"
 #include "scsi_constants.h"
@@ -333,6 +336,7 @@ public:
 		owner_.queue = &store_.queue;
 		owner_.wce_off_now = &wce_off_;
 		wce_off_ = !lu_->write_cache_enabled();
+		FUZZ_CHECK(naa_from_serial(lu_->unit_serial(), &naa_), "no NAA from the serial");
 	}
 
 	void run()
@@ -378,6 +382,11 @@ private:
 				put_be(cdb, 13, 1, len);
 			if (op == UNMAP)
 				put_be(cdb, 7, 2, 8 + 16 * len);
+			if (op == EXTENDED_COPY) {
+				// Bytes 1-9 are reserved; 10-13 the list length.
+				std::fill_n(cdb.begin() + 1, std::min<size_t>(9, cdb.size() - 1), 0);
+				put_be(cdb, 10, 4, xcopy_list_length(len));
+			}
 		}
 		return cdb;
 	}
@@ -406,6 +415,8 @@ private:
 				}
 				std::copy(list.begin(), list.end(), s.buffer.begin());
 			}
+			if (op == EXTENDED_COPY && len >= xcopy_list_length(0))
+				make_xcopy_list(s.buffer);
 			auto raw = in_.bytes(std::min<size_t>(len, in_.range(0, 24)));
 			size_t at = len ? in_.range(0, len - 1) : 0;
 			for (size_t i = 0; i < raw.size() && at + i < len; i++)
@@ -418,6 +429,38 @@ private:
 			s.iovs.push_back({s.buffer.data() + at, n});
 			at += n;
 		}
+	}
+
+	// EXTENDED COPY: header, one CSCD naming this LU (its NAA from the
+	// serial), then n block-to-block segments.
+	static size_t xcopy_list_length(size_t n) { return 16 + 32 + 28 * n; }
+
+	// A parameter list aimed at the medium, in the front of `buffer`
+	// (which holds at least one with no segment).
+	void make_xcopy_list(std::vector<uint8_t> &buffer)
+	{
+		size_t n = std::min<size_t>((buffer.size() - xcopy_list_length(0)) / 28,
+					    in_.range(0, 4));
+		std::vector<uint8_t> list(xcopy_list_length(n), 0);
+		list[0] = in_.u8();                 // LIST IDENTIFIER
+		list[1] = in_.flag() ? 0x10 : 0x00; // LIST ID USAGE: discard or hold
+		put_be(list, 2, 2, 32);
+		put_be(list, 8, 4, 28 * n);
+		list[16] = 0xe4;                    // identification CSCD
+		list[20] = 0x01;                    // binary
+		list[21] = 0x03;                    // LU, NAA
+		list[23] = 16;
+		std::copy(naa_.begin(), naa_.end(), list.begin() + 24);
+		put_be(list, 16 + 29, 3, lu_->block_size());
+		for (size_t d = 0; d < n; d++) {
+			size_t at = xcopy_list_length(d);
+			list[at] = 0x02;            // block to block
+			put_be(list, at + 2, 2, 24);
+			put_be(list, at + 10, 2, in_.range(0, 8));
+			put_be(list, at + 12, 8, in_.range(0, lu_->num_blocks()));
+			put_be(list, at + 20, 8, in_.range(0, lu_->num_blocks()));
+		}
+		std::copy(list.begin(), list.end(), buffer.begin());
 	}
 
 	void start()
@@ -499,6 +542,7 @@ private:
 	deferred_store store_;
 	fuzz_owner owner_;
 	bool wce_off_ = false;
+	naa_id naa_{};
 };
 
 } // namespace
