@@ -61,6 +61,7 @@ struct endpoint {
 	logical_unit *lu = nullptr;
 	backstore_queue *queue = nullptr;       // on this queue's thread
 	std::unique_ptr<backstore_queue> opened; // for another LUN's backstore
+	bool fua = false;  // its writes: WCE was 0 when the copy started
 };
 
 struct copy_job {
@@ -224,6 +225,10 @@ bool resolve(command &cmd, copy_job &j, uint16_t index)
 		finish_invalid_parameter(cmd, static_cast<uint16_t>(c.at + 29));
 		return false;
 	}
+	// Decided once, as for any write: a MODE SELECT turning the cache on
+	// and off again between two chunks must not leave the chunk in between
+	// unsynced while GOOD comes back with WCE=0.
+	e.fua = !e.lu->write_cache_enabled();
 	e.resolved = true;
 	return true;
 }
@@ -369,7 +374,7 @@ command_task emulate_extended_copy(command &cmd)
 
 			co_await lock_shared(cmd, dst.lu->ranges(), s.destination_lba + at, chunk);
 			buffer_io(cmd, block_op::write, (s.destination_lba + at) * bs, buffer);
-			cmd.io().fua = !dst.lu->write_cache_enabled();
+			cmd.io().fua = dst.fua;
 			result = co_await submitted(cmd, *dst.queue);
 			dst.lu->ranges().unlock(cmd.range());
 			if (result < 0) {

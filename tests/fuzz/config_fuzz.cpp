@@ -8,8 +8,9 @@
 // accepted, written back in the syntax it documents, parses to the same
 // value (tcmud.conf, queue_cpus, cfgstring); every accepted value is inside
 // its documented range (max_in_flight 1..65536, uring_entries 8..32768,
-// absolute log_dir, CPU numbers 0..1023 without repeats, absolute backing
-// path without ';', socket path "none" or absolute and at most 107 bytes).
+// max_transfer_kb 4..1048576, absolute log_dir, CPU numbers 0..1023
+// without repeats, absolute backing path without ';', socket path "none"
+// or absolute and at most 107 bytes).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -29,7 +30,8 @@ bool same(const daemon_config &a, const daemon_config &b)
 {
 	return a.level == b.level && a.log_dir == b.log_dir && a.control_socket == b.control_socket &&
 	       a.max_in_flight == b.max_in_flight && a.uring_entries == b.uring_entries &&
-	       a.dbus == b.dbus && a.queue_cpus == b.queue_cpus;
+	       a.dbus == b.dbus && a.queue_cpus == b.queue_cpus &&
+	       a.max_transfer_kb == b.max_transfer_kb;
 }
 
 const char *level_name(log_level l)
@@ -65,6 +67,9 @@ void check_ranges(const daemon_config &c)
 		FUZZ_CHECK(*c.max_in_flight >= 1 && *c.max_in_flight <= 65536, "max_in_flight out of range");
 	if (c.uring_entries)
 		FUZZ_CHECK(*c.uring_entries >= 8 && *c.uring_entries <= 32768, "uring_entries out of range");
+	if (c.max_transfer_kb)
+		FUZZ_CHECK(*c.max_transfer_kb >= 4 && *c.max_transfer_kb <= 1048576,
+			   "max_transfer_kb out of range");
 	if (c.log_dir)
 		FUZZ_CHECK(!c.log_dir->empty() && (*c.log_dir)[0] == '/', "log_dir not absolute");
 	if (c.control_socket)
@@ -94,6 +99,8 @@ void tcmud_conf(std::string_view text)
 		out += "max_in_flight = " + std::to_string(*a.max_in_flight) + "\n";
 	if (a.uring_entries)
 		out += "uring_entries = " + std::to_string(*a.uring_entries) + "\n";
+	if (a.max_transfer_kb)
+		out += "max_transfer_kb = " + std::to_string(*a.max_transfer_kb) + "\n";
 	if (a.dbus)
 		out += std::string("dbus = ") + (*a.dbus ? "true" : "false") + "\n";
 	if (a.queue_cpus)
@@ -116,7 +123,7 @@ void tcmu_conf(std::string_view text)
 	bool ok = parse_tcmu_conf(text, "f.conf", &a, &ea);
 	check_errors(ea, text, ok);
 	FUZZ_CHECK(!a.max_in_flight && !a.uring_entries && !a.dbus && !a.queue_cpus &&
-			   !a.control_socket,
+			   !a.control_socket && !a.max_transfer_kb,
 		   "tcmu.conf set a key that belongs to tcmud.conf only");
 	check_ranges(a);
 }

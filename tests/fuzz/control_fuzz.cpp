@@ -4,7 +4,8 @@
 // The first byte picks one of three scripts:
 //   json:     parse_json on any text never crashes; a string written by
 //             json_writer reads back byte for byte;
-//   protocol: answer() to any line is one line of JSON with a boolean
+//   protocol: answer() to any line (any bytes, or a request aimed at the
+//             source's devices) is one line of JSON with a boolean
 //             "ok"; ok exactly when parse_request accepts the line; an
 //             accepted request formats and parses back to itself; a reply
 //             reads back (parse_reply) with the devices the source gave,
@@ -92,10 +93,32 @@ void json_script(input &in)
 		   "a string written by json_writer does not read back: " + why);
 }
 
+// The line protocol_script sends: any bytes, or a request parse_request
+// accepts (random bytes practically never spell one: in the campaigns of
+// before, no input got past it, so the oracles below never ran), naming
+// a device of the source or any other, maybe with bytes after it.
+std::string request_line(input &in, const std::vector<device_report> &devs)
+{
+	json_writer w;
+	switch (in.u8() % 4) {
+	case 0: return text_of(in.rest());
+	case 1: return "{\"command\":\"list\"}";
+	case 2: return "{\"command\":\"stats\"}";
+	}
+	w.begin_object();
+	w.key("command").value("stats");
+	if (!devs.empty() && in.flag())
+		w.key("device").value(devs[in.range(0, devs.size() - 1)].name);
+	else
+		w.key("device").value(text_of(in.bytes(in.range(0, 12))));
+	w.end_object();
+	return w.text() + text_of(in.rest());
+}
+
 void protocol_script(input &in)
 {
 	std::vector<device_report> devs = make_devices(in);
-	std::string line = text_of(in.rest());
+	std::string line = request_line(in, devs);
 	std::string error;
 	auto req = parse_request(line, &error);
 	report_source source = [&](bool) { return devs; };

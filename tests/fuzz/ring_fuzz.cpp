@@ -5,7 +5,8 @@
 // The script queues commands and TMRs the way target_core_user does, takes
 // them, completes them in any order (status, sense, Data-In, READ_LEN, or
 // UNKNOWN_OP), publishes, lets the model collect, rewrites shared memory
-// between calls, and resets the ring from the kernel side.
+// between calls, and resets the ring from the kernel side (telling the ring,
+// or leaving it to find out by sync_with_kernel()).
 //
 // Oracles while the ring holds only what the model wrote ("clean"):
 //   - next() hands out exactly the queued entries, in ring order, each CDB
@@ -436,10 +437,36 @@ private:
 		return false;
 	}
 
+	// The kernel resets the ring: tcmud told (its own reset, as after
+	// action/reset_ring's notice), or not (an administrator's reset of a
+	// served device): then the queue worker's next sync_with_kernel(),
+	// which it calls before each batch, completion and publish, must see
+	// it whenever anything of the old ring could still be written to.
 	void kernel_reset()
 	{
+		bool told = in_.flag();
 		model().reset_ring();
-		FUZZ_CHECK(ring().reset() == 0, "reset() refused the kernel's reset ring");
+		if (told) {
+			FUZZ_CHECK(ring().reset() == 0, "reset() refused the kernel's reset ring");
+		} else {
+			uint32_t generation = ring().generation();
+			bool seen = ring().sync_with_kernel();
+			FUZZ_CHECK(seen == (ring().generation() != generation),
+				   "sync_with_kernel() and generation() disagree");
+			// Unseen only when nothing is in flight and the ring
+			// stood at 0, as the kernel leaves it. Not on an untrusted
+			// ring: one broken by a rewrite is not read any more
+			// (cmd_head is not compared), so with the tail at 0 and
+			// the oldest entry's mark intact nothing shows the reset.
+			FUZZ_CHECK(seen || ring().in_flight() == 0 || !clean_,
+				   "a kernel reset went unseen with commands in flight");
+			// Left unseen on an untrusted ring, the worker finds out
+			// later (the mark of a new entry, or recover_broken_ring
+			// resetting a broken ring): a reset here stands for that,
+			// so the script goes on from a ring both sides agree on.
+			if (!seen && (ring().broken() || ring().in_flight() > 0))
+				FUZZ_CHECK(ring().reset() == 0, "reset() refused an untrusted ring");
+		}
 		for (const auto &[id, t] : open_)
 			FUZZ_CHECK(ring().complete(id, 0, {}) == -ENOENT,
 				   "a command from before the reset could still be answered");

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // SCSI execution (daemon/scsi) over a deferred in-memory backstore, driven by
 // an action script: start commands (any CDB, shaped or raw, with any data
-// buffer cut into any iovecs), complete backstore requests in any order and
+// buffer cut into any iovecs; UNMAP and EXTENDED COPY parameter lists are
+// built aimed at the medium, since random bytes almost never make one that
+// passes the checks and copies), complete backstore requests in any order and
 // with any outcome (full, short, 0, EIO, ENOSPC, EAGAIN, ECANCELED), resume
 // commands the range lock woke, rewrite a running command's Data-Out buffer,
-// flip the write cache.
+// flip the write cache and D_SENSE (directly, as another initiator's MODE
+// SELECT would, or by a MODE SELECT in the script).
 //
 // Oracles:
 //   - every request that changes the medium is issued while its command
@@ -20,7 +23,8 @@
 //   - command_done exactly once per execute, never while the command still
 //     has a request at the backstore or holds the range lock;
 //   - status and sense agree (CHECK CONDITION has fixed or descriptor sense,
-//     GOOD has none), read_len never exceeds the buffer;
+//     as D_SENSE was when the command began; GOOD has none), read_len never
+//     exceeds the buffer;
 //   - at the end, with every request completed and every wake-up resumed,
 //     no command is left unfinished (no lost wake-up, no deadlock).
 #include <algorithm>
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "command.h"
+#include "copy_targets.h"
 #include "fuzz_support.h"
 #include "logical_unit.h"
 #include "scsi_constants.h"
@@ -51,6 +56,7 @@ struct slot {
 	bool data_out = false;
 	bool rewritten = false;        // its Data-Out changed while it ran
 	bool wce_off_at_start = false;
+	bool d_sense_at_start = false;
 	bool unsynced = false;         // changed the medium, not yet durable
 	bool unsynced_by_fallocate = false;
 	bool woken = false;
@@ -60,7 +66,6 @@ class fuzz_owner final : public command_owner {
 public:
 	std::vector<slot> *slots = nullptr;
 	std::vector<size_t> wake_list;
-	bool *wce_off_now = nullptr;
 
 	size_t index_of(const command &cmd) const
 	{
@@ -260,6 +265,10 @@ void fuzz_owner::command_done(command &cmd)
 		FUZZ_CHECK((sense[0] & 0x7f) == 0x70 || (sense[0] & 0x7f) == 0x72,
 			   "sense in neither fixed nor descriptor format");
 		uint8_t key = (sense[0] & 0x7f) == 0x70 ? sense[2] & 0xf : sense[1] & 0xf;
+		// D_SENSE as it was when the command began, even if a MODE
+		// SELECT changed it meanwhile.
+		FUZZ_CHECK((sense[0] & 0x7f) == (s.d_sense_at_start ? 0x72 : 0x70),
+			   "sense format differs from D_SENSE at the command's start");
 		FUZZ_CHECK(key != 0, "CHECK CONDITION with NO SENSE");
 	} else {
 		FUZZ_CHECK(sense.empty(), "sense data without CHECK CONDITION");
@@ -270,7 +279,8 @@ void fuzz_owner::command_done(command &cmd)
 			   "unexpected status " + std::to_string(st));
 	}
 	FUZZ_CHECK(cmd.read_len() <= s.buffer.size(), "read_len beyond the buffer");
-	if (st == SAM_STAT_GOOD && s.wce_off_at_start && *wce_off_now && s.unsynced) {
+	if (st == SAM_STAT_GOOD && s.wce_off_at_start && !cmd.lu().write_cache_enabled() &&
+	    s.unsynced) {
 		if (s.unsynced_by_fallocate)
 			FUZZ_CHECK_KNOWN("F1", !s.unsynced,
 					 "GOOD with WCE=0 after a discard/write-zeroes never synced");
@@ -329,8 +339,7 @@ public:
 		store_.lu = lu_.get();
 		owner_.slots = &slots_;
 		owner_.queue = &store_.queue;
-		owner_.wce_off_now = &wce_off_;
-		wce_off_ = !lu_->write_cache_enabled();
+		FUZZ_CHECK(naa_from_serial(lu_->unit_serial(), &naa_), "no NAA from the serial");
 	}
 
 	void run()
@@ -351,8 +360,74 @@ public:
 	}
 
 private:
+	// INQUIRY, MODE SENSE and MODE SELECT fields that random bytes seldom
+	// get right: a page that exists, PF, a parameter list (list_, put in
+	// the buffer by make_buffer) whose length the CDB gives.
+	void aim_mode_and_inquiry(std::vector<uint8_t> &cdb)
+	{
+		static const uint8_t vpd[] = {0x00, 0x80, 0x83, 0x8f, 0xb0, 0xb1, 0xb2};
+		static const uint8_t mode_pages[] = {0x08, 0x0a, 0x3f};
+		switch (cdb[0]) {
+		case INQUIRY:
+			put_be(cdb, 1, 1, in_.u8() & 1);  // EVPD
+			put_be(cdb, 2, 1, vpd[in_.range(0, std::size(vpd) - 1)]);
+			put_be(cdb, 3, 2, in_.range(0, 600));
+			break;
+		case MODE_SENSE_6:
+		case MODE_SENSE_10:
+			put_be(cdb, 1, 1, in_.u8() & 0x18);  // DBD, LLBAA
+			put_be(cdb, 2, 1, in_.range(0, 3) << 6 | mode_pages[in_.range(0, 2)]);
+			put_be(cdb, 3, 1, 0);
+			if (cdb[0] == MODE_SENSE_6)
+				put_be(cdb, 4, 1, in_.u8());
+			else
+				put_be(cdb, 7, 2, in_.range(0, 255));
+			break;
+		case MODE_SELECT_6:
+		case MODE_SELECT_10:
+			make_mode_list(cdb[0] == MODE_SELECT_10);
+			put_be(cdb, 1, 1, 0x10);  // PF
+			if (cdb[0] == MODE_SELECT_6)
+				put_be(cdb, 4, 1, list_.size());
+			else
+				put_be(cdb, 7, 2, list_.size());
+			break;
+		}
+	}
+
+	// Header, maybe a block descriptor restating the geometry, then the
+	// caching page (WCE), the control page (D_SENSE) or both.
+	void make_mode_list(bool ten)
+	{
+		size_t header = ten ? 8 : 4;
+		list_.assign(header, 0);
+		if (in_.flag()) {
+			put_be(list_, ten ? 6 : 3, ten ? 2 : 1, 8);
+			list_.resize(header + 8, 0);
+			put_be(list_, header, 4, in_.flag() ? 0 : lu_->num_blocks());
+			put_be(list_, header + 5, 3, lu_->block_size());
+		}
+		uint64_t pages = in_.range(1, 3);
+		if (pages & 1) {
+			size_t at = list_.size();
+			list_.resize(at + 20, 0);
+			list_[at] = 0x08;
+			list_[at + 1] = 0x12;
+			list_[at + 2] = in_.flag() ? 0x04 : 0;  // WCE
+		}
+		if (pages & 2) {
+			size_t at = list_.size();
+			list_.resize(at + 12, 0);
+			list_[at] = 0x0a;
+			list_[at + 1] = 0x0a;
+			list_[at + 2] = in_.flag() ? 0x04 : 0;  // D_SENSE
+			list_[at + 3] = 0x10;  // QUEUE ALGORITHM MODIFIER as it is
+		}
+	}
+
 	std::vector<uint8_t> make_cdb()
 	{
+		list_.clear();
 		uint8_t pick = in_.u8();
 		uint8_t op = pick < 2 * std::size(interesting) ? interesting[pick % std::size(interesting)]
 							       : in_.u8();
@@ -376,6 +451,12 @@ private:
 				put_be(cdb, 13, 1, len);
 			if (op == UNMAP)
 				put_be(cdb, 7, 2, 8 + 16 * len);
+			aim_mode_and_inquiry(cdb);
+			if (op == EXTENDED_COPY) {
+				// Bytes 1-9 are reserved; 10-13 the list length.
+				std::fill_n(cdb.begin() + 1, std::min<size_t>(9, cdb.size() - 1), 0);
+				put_be(cdb, 10, 4, xcopy_list_length(len));
+			}
 		}
 		return cdb;
 	}
@@ -404,6 +485,10 @@ private:
 				}
 				std::copy(list.begin(), list.end(), s.buffer.begin());
 			}
+			if (op == EXTENDED_COPY && len >= xcopy_list_length(0))
+				make_xcopy_list(s.buffer);
+			if (!list_.empty() && len >= list_.size())
+				std::copy(list_.begin(), list_.end(), s.buffer.begin());
 			auto raw = in_.bytes(std::min<size_t>(len, in_.range(0, 24)));
 			size_t at = len ? in_.range(0, len - 1) : 0;
 			for (size_t i = 0; i < raw.size() && at + i < len; i++)
@@ -418,6 +503,38 @@ private:
 		}
 	}
 
+	// EXTENDED COPY: header, one CSCD naming this LU (its NAA from the
+	// serial), then n block-to-block segments.
+	static size_t xcopy_list_length(size_t n) { return 16 + 32 + 28 * n; }
+
+	// A parameter list aimed at the medium, in the front of `buffer`
+	// (which holds at least one with no segment).
+	void make_xcopy_list(std::vector<uint8_t> &buffer)
+	{
+		size_t n = std::min<size_t>((buffer.size() - xcopy_list_length(0)) / 28,
+					    in_.range(0, 4));
+		std::vector<uint8_t> list(xcopy_list_length(n), 0);
+		list[0] = in_.u8();                 // LIST IDENTIFIER
+		list[1] = in_.flag() ? 0x10 : 0x00; // LIST ID USAGE: discard or hold
+		put_be(list, 2, 2, 32);
+		put_be(list, 8, 4, 28 * n);
+		list[16] = 0xe4;                    // identification CSCD
+		list[20] = 0x01;                    // binary
+		list[21] = 0x03;                    // LU, NAA
+		list[23] = 16;
+		std::copy(naa_.begin(), naa_.end(), list.begin() + 24);
+		put_be(list, 16 + 29, 3, lu_->block_size());
+		for (size_t d = 0; d < n; d++) {
+			size_t at = xcopy_list_length(d);
+			list[at] = 0x02;            // block to block
+			put_be(list, at + 2, 2, 24);
+			put_be(list, at + 10, 2, in_.range(0, 8));
+			put_be(list, at + 12, 8, in_.range(0, lu_->num_blocks()));
+			put_be(list, at + 20, 8, in_.range(0, lu_->num_blocks()));
+		}
+		std::copy(list.begin(), list.end(), buffer.begin());
+	}
+
 	void start()
 	{
 		size_t i = in_.range(0, max_commands - 1);
@@ -429,7 +546,8 @@ private:
 		s.busy = true;
 		s.done_calls = 0;
 		s.rewritten = s.unsynced = s.unsynced_by_fallocate = s.woken = false;
-		s.wce_off_at_start = wce_off_;
+		s.wce_off_at_start = !lu_->write_cache_enabled();
+		s.d_sense_at_start = lu_->descriptor_sense();
 		s.cmd.reset(cdb, s.iovs, &owner_);
 		lu_->execute(s.cmd, store_);
 	}
@@ -463,11 +581,14 @@ private:
 		s.rewritten = true;
 	}
 
+	// As a MODE SELECT from another initiator would: WCE, and sometimes
+	// D_SENSE too.
 	void flip_wce()
 	{
-		bool on = in_.flag();
-		lu_->set_write_cache_enabled(on);
-		wce_off_ = !on;
+		uint8_t v = in_.u8();
+		lu_->set_write_cache_enabled(v & 1);
+		if (v & 2)
+			lu_->set_descriptor_sense(v & 4);
 	}
 
 	void drain()
@@ -496,7 +617,8 @@ private:
 	std::unique_ptr<logical_unit> lu_;
 	deferred_store store_;
 	fuzz_owner owner_;
-	bool wce_off_ = false;
+	naa_id naa_{};
+	std::vector<uint8_t> list_;  // a MODE SELECT list for make_buffer
 };
 
 } // namespace

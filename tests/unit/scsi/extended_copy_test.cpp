@@ -462,3 +462,63 @@ TEST_CASE("EXTENDED COPY waits for a COMPARE AND WRITE on its destination", "[xc
 	CHECK(copy.status() == SAM_STAT_GOOD);
 	CHECK(t.a.block(50)[0] == 0x77);   // the copy landed after the CAW's 0x99
 }
+
+TEST_CASE("EXTENDED COPY with WCE=0 at its start writes every chunk with FUA", "[xcopy][integrity]")
+{
+	// Issue 14's F1 class: WCE is decided once, when the copy starts. A
+	// MODE SELECT turning the cache on and off again between two chunks
+	// must not let the chunk in between go without FUA while GOOD comes
+	// back with WCE=0.
+	two_luns t;
+	t.a.lu->set_write_cache_enabled(false);
+	t.a.store.set_mode(ram_backstore::mode::deferred);
+	auto list = parameter_list({cscd(t.naa_a)},
+				   {segment(0, 0, 1, 0, 100), segment(0, 0, 1, 1, 101)});
+	auto cdb = xcopy_cdb(static_cast<uint32_t>(list.size()));
+	data_buffer buf(list);
+	command copy;
+	test_owner copy_owner;
+	copy.reset(cdb, buf.iovs, &copy_owner);
+	t.a.lu->execute(copy, t.a.store);
+	auto mode_select = [&](bool wce) {
+		std::vector<uint8_t> l{0, 0, 0, 0, 0x08, 0x12};
+		l.resize(4 + 20);
+		l[6] = wce ? 0x04 : 0;
+		require_good(t.a.run({MODE_SELECT_6, 0x10, 0, 0, static_cast<uint8_t>(l.size()), 0}, l));
+	};
+	for (int chunk = 0; chunk < 2; chunk++) {
+		REQUIRE(t.a.store.queued() == 1);
+		REQUIRE(t.a.store.queued_at(0).op == block_op::read);
+		t.a.store.complete(0);
+		REQUIRE(t.a.store.queued() == 1);
+		REQUIRE(t.a.store.queued_at(0).op == block_op::write);
+		CHECK(t.a.store.queued_at(0).fua);
+		if (chunk == 0)
+			mode_select(true);   // cache on while chunk 0 is written
+		else
+			mode_select(false);  // and off again before GOOD
+		t.a.store.complete(0);
+	}
+	REQUIRE(copy_owner.done == 1);
+	CHECK(copy.status() == SAM_STAT_GOOD);
+	CHECK_FALSE(t.a.lu->write_cache_enabled());
+}
+
+TEST_CASE("EXTENDED COPY takes FUA from the destination's WCE, not the source's", "[xcopy][integrity]")
+{
+	two_luns t;
+	t.a.lu->set_write_cache_enabled(true);
+	t.b.lu->set_write_cache_enabled(false);
+	require_good(t.xcopy(parameter_list({cscd(t.naa_a), cscd(t.naa_b)},
+					    {segment(0, 1, 4, 0, 10), segment(1, 0, 4, 10, 20)})));
+	auto to_b = t.b.store.history();
+	auto to_a = t.a.store.history();
+	REQUIRE(std::count_if(to_b.begin(), to_b.end(),
+			      [](const auto &r) { return r.op == block_op::write; }) == 1);
+	for (const auto &r : to_b)
+		if (r.op == block_op::write)
+			CHECK(r.fua);
+	for (const auto &r : to_a)
+		if (r.op == block_op::write)
+			CHECK_FALSE(r.fua);
+}
