@@ -41,7 +41,7 @@ with tempfile.TemporaryDirectory() as out:
         f.write("x\tw\t2\tx2.a\tx2.b\t20\t10\t6\n")
     with open(os.path.join(out, "bench-insn", "meta.env"), "w") as f:
         f.write("reps=2\n")
-    meta, null, rows = report.analyse(out)
+    meta, null, rows, _threads = report.analyse(out)
 
 want = {"user_arch": 50, "kernel_arch": 750, "total_arch": 800, "kernel_raw": 1000, "total_raw": 1050,
         "kernel_rep": 250, "ticks": 0.25}
