@@ -370,8 +370,12 @@ void queue_worker::drain_ring()
 // finish (their cmd_ids may already name new commands).
 void queue_worker::sync_ring()
 {
-	if (!ring_->sync_with_kernel())
-		return;
+	if (ring_->sync_with_kernel())
+		ring_was_reset();
+}
+
+void queue_worker::ring_was_reset()
+{
 	std::fill(by_id_.begin(), by_id_.end(), nullptr);
 	stats_.ring_reset_seen();
 	log_warn(params_.log_prefix, "queue %u: the kernel reset the ring (action/reset_ring): "
@@ -486,7 +490,8 @@ void queue_worker::command_finished(slot &s)
 			stats_.check_condition(uint8_t(key));
 	// Before writing into the ring: a reset since would make us write over
 	// an entry that is not ours.
-	sync_ring();
+	if (ring_->sync_before_answer())
+		ring_was_reset();
 	if (s.generation == ring_->generation()) {
 		unpublished_.push_back(s.fetched_ns);
 		ring_->complete(s.cmd_id, c.status(), c.sense(),

@@ -118,6 +118,7 @@ private:
 	void setup_done(int rc);
 	void drain_in_flight();
 	void sync_ring();
+	void ring_was_reset();
 	bool recover_broken_ring();
 	void abandon();
 

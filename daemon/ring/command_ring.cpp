@@ -12,12 +12,6 @@ namespace tcmud {
 
 namespace {
 
-// Put in rsp.__pad2 of each CMD entry we take and answer (it overlays the
-// high half of req.iov_cnt, which is 0 in any entry the kernel writes, and
-// the kernel never reads it back): an entry without it is not ours any more.
-constexpr uint16_t entry_mark = 0x7cd5;
-constexpr uint32_t entry_mark_off = TCMUD_RSP_SCSI_STATUS_OFF + 2;
-
 // SAM's CHECK CONDITION: the one status whose sense the kernel reads.
 constexpr uint8_t sam_stat_check_condition = 0x02;
 
@@ -60,17 +54,6 @@ command_ring::command_ring(std::span<std::byte> map, const ring_geometry &g,
 void command_ring::mark_entry(uint32_t pos)
 {
 	write_at(map_, uint64_t(geometry_.cmdr_off) + pos + entry_mark_off, entry_mark);
-}
-
-bool command_ring::entry_still_ours(const pending_response &r) const
-{
-	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
-	uint32_t len_op;
-	uint16_t cmd_id, mark;
-	std::memcpy(&len_op, map_.data() + at + TCMUD_HDR_LEN_OP_OFF, sizeof(len_op));
-	std::memcpy(&cmd_id, map_.data() + at + TCMUD_HDR_CMD_ID_OFF, sizeof(cmd_id));
-	std::memcpy(&mark, map_.data() + at + entry_mark_off, sizeof(mark));
-	return len_op == r.len_op && cmd_id == r.cmd_id && mark == entry_mark;
 }
 
 bool command_ring::sync_with_kernel()

@@ -14,6 +14,7 @@
 // ordering, pending_responses.h for how out-of-order responses are placed.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -82,6 +83,21 @@ public:
 	// few loads. A reset exactly between a check and the write it guards
 	// cannot be seen; the kernel offers no lock for that.
 	bool sync_with_kernel();
+	// The same before an answer is written (at least one is owed), in two
+	// loads and a compare in the common case: cmd_tail is where we left it
+	// and the entry the answer goes into still carries our mark. The head
+	// check of sync_with_kernel() is left out here: a reset it alone would
+	// see has written no new entry over the one we answer into (the kernel
+	// zeroes an entry before filling it, which clears the mark), so the
+	// answer overwrites nothing of the kernel's, and publish() is preceded
+	// by the full check.
+	bool sync_before_answer()
+	{
+		if (!pending_.empty() && load_cmd_tail(map_) == published_tail_ &&
+		    entry_still_ours(pending_.front()))
+			return false;
+		return sync_with_kernel();
+	}
 
 	// Incremented by every reset(). A command taken in an older generation
 	// was failed by the kernel's reset; its cmd_id may already name a new
@@ -104,7 +120,22 @@ private:
 	{
 		return to >= from ? to - from : geometry_.cmdr_size - from + to;
 	}
-	bool entry_still_ours(const pending_response &r) const;
+	// Put in rsp.__pad2 of each CMD entry we take and answer (it overlays
+	// the high half of req.iov_cnt, which is 0 in any entry the kernel
+	// writes, and the kernel never reads it back): an entry without it is
+	// not ours any more.
+	static constexpr uint16_t entry_mark = 0x7cd5;
+	static constexpr uint32_t entry_mark_off = TCMUD_RSP_SCSI_STATUS_OFF + 2;
+	bool entry_still_ours(const pending_response &r) const
+	{
+		const std::byte *at = map_.data() + geometry_.cmdr_off + r.pos;
+		uint32_t len_op;
+		uint16_t cmd_id, mark;
+		std::memcpy(&len_op, at + TCMUD_HDR_LEN_OP_OFF, sizeof(len_op));
+		std::memcpy(&cmd_id, at + TCMUD_HDR_CMD_ID_OFF, sizeof(cmd_id));
+		std::memcpy(&mark, at + entry_mark_off, sizeof(mark));
+		return len_op == r.len_op && cmd_id == r.cmd_id && mark == entry_mark;
+	}
 	void mark_entry(uint32_t pos);
 	uint32_t bytes_published(uint32_t head) const;
 	void advance(uint32_t len);

@@ -31,39 +31,6 @@ entry_copies::entry_copies(size_t capacity, size_t initial_iovs)
 	}
 }
 
-entry_copy *entry_copies::find(uint16_t cmd_id)
-{
-	uint16_t n = index_[cmd_id];
-	return n == no_copy ? nullptr : &copies_[n - 1];
-}
-
-entry_copy &entry_copies::acquire(uint16_t cmd_id)
-{
-	assert(!full() && index_[cmd_id] == no_copy);
-	uint16_t n = free_.back();
-	free_.pop_back();
-	index_[cmd_id] = uint16_t(n + 1);
-
-	entry_copy &s = copies_[n];
-	s.cmd_id = cmd_id;
-	s.malformed = false;
-	s.cdb_len = 0;
-	// s.iovs keeps its size as well as its capacity: the parser overwrites
-	// the first iov_cnt + bidi + dif entries and only those are handed out,
-	// so shrinking and zero-filling it again per command buys nothing.
-	s.iov_cnt = s.iov_bidi_cnt = s.iov_dif_cnt = 0;
-	return s;
-}
-
-void entry_copies::release(uint16_t cmd_id)
-{
-	uint16_t n = index_[cmd_id];
-	if (n == no_copy)
-		return;
-	index_[cmd_id] = no_copy;
-	free_.push_back(uint16_t(n - 1));
-}
-
 void entry_copies::release_all()
 {
 	// Only the ids in flight have an entry, and their copies know them:

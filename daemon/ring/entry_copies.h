@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -41,11 +42,40 @@ public:
 	size_t in_flight() const { return copies_.size() - free_.size(); }
 	size_t capacity() const { return copies_.size(); }
 
+	// Inline, as the three run once or twice per command.
 	// nullptr when cmd_id is not in flight.
-	entry_copy *find(uint16_t cmd_id);
+	entry_copy *find(uint16_t cmd_id)
+	{
+		uint16_t n = index_[cmd_id];
+		return n == no_copy ? nullptr : &copies_[n - 1];
+	}
 	// Precondition: !full() and find(cmd_id) == nullptr.
-	entry_copy &acquire(uint16_t cmd_id);
-	void release(uint16_t cmd_id);
+	entry_copy &acquire(uint16_t cmd_id)
+	{
+		assert(!full() && index_[cmd_id] == no_copy);
+		uint16_t n = free_.back();
+		free_.pop_back();
+		index_[cmd_id] = uint16_t(n + 1);
+
+		entry_copy &s = copies_[n];
+		s.cmd_id = cmd_id;
+		s.malformed = false;
+		s.cdb_len = 0;
+		// s.iovs keeps its size as well as its capacity: the parser
+		// overwrites the first iov_cnt + bidi + dif entries and only
+		// those are handed out, so shrinking and zero-filling it again
+		// per command buys nothing.
+		s.iov_cnt = s.iov_bidi_cnt = s.iov_dif_cnt = 0;
+		return s;
+	}
+	void release(uint16_t cmd_id)
+	{
+		uint16_t n = index_[cmd_id];
+		if (n == no_copy)
+			return;
+		index_[cmd_id] = no_copy;
+		free_.push_back(uint16_t(n - 1));
+	}
 	void release_all();
 
 private:

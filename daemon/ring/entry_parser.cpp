@@ -82,41 +82,6 @@ std::optional<malformed_reason> copy_cdb(std::span<const std::byte> map, uint64_
 
 } // namespace
 
-entry_header read_entry_header(std::span<const std::byte> map, const ring_geometry &g,
-			       uint32_t pos)
-{
-	entry_header h;
-	uint64_t at = uint64_t(g.cmdr_off) + pos;
-	h.pos = pos;
-	h.len_op = read_at<uint32_t>(map, at + TCMUD_HDR_LEN_OP_OFF);
-	h.cmd_id = read_at<uint16_t>(map, at + TCMUD_HDR_CMD_ID_OFF);
-	h.len = h.len_op & ~uint32_t(TCMUD_OP_MASK);
-	h.op = uint8_t(h.len_op & TCMUD_OP_MASK);
-	return h;
-}
-
-std::optional<malformed_reason> check_framing(const entry_header &h, uint32_t available,
-					      const ring_geometry &g)
-{
-	// The opcode shares len_op with the length, so a length that is not a
-	// multiple of 8 shows up here as an opcode we do not know.
-	if (h.op != TCMUD_OP_PAD && h.op != TCMUD_OP_CMD && h.op != TCMUD_OP_TMR)
-		return malformed_reason::bad_opcode;
-	if (h.len == 0)
-		return malformed_reason::zero_length;
-	// The kernel never splits an entry across the ring end; it writes a PAD
-	// up to the end instead, so no entry may cross it.
-	if (uint64_t(h.pos) + h.len > g.cmdr_size)
-		return malformed_reason::crosses_ring_end;
-	if (h.len > available)
-		return malformed_reason::beyond_head;
-	// A CMD entry will carry a response (struct tcmu_cmd_entry): it must be
-	// at least that large or writing it would clobber the next entry.
-	if (h.op == TCMUD_OP_CMD && h.len < TCMUD_CMD_ENTRY_SIZE)
-		return malformed_reason::short_entry;
-	return std::nullopt;
-}
-
 std::optional<malformed_reason> parse_cmd_entry(std::span<std::byte> map,
 						const ring_geometry &g,
 						const entry_header &h,

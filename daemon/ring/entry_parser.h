@@ -8,6 +8,7 @@
 // kernel changing the bytes meanwhile can at worst make one command fail.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "ring/entry_copies.h"
 #include "ring/mailbox.h"
 #include "ring/ring_events.h"
+#include "ring/tcmu_abi.h"
 
 namespace tcmud {
 
@@ -27,13 +29,43 @@ struct entry_header {
 };
 
 // pos must be 8-aligned and inside the ring, so the 8 header bytes are too.
-entry_header read_entry_header(std::span<const std::byte> map, const ring_geometry &g,
-			       uint32_t pos);
+// Inline (with check_framing): every entry passes both.
+inline entry_header read_entry_header(std::span<const std::byte> map, const ring_geometry &g,
+				      uint32_t pos)
+{
+	entry_header h;
+	uint64_t at = uint64_t(g.cmdr_off) + pos;
+	h.pos = pos;
+	std::memcpy(&h.len_op, map.data() + at + TCMUD_HDR_LEN_OP_OFF, sizeof(h.len_op));
+	std::memcpy(&h.cmd_id, map.data() + at + TCMUD_HDR_CMD_ID_OFF, sizeof(h.cmd_id));
+	h.len = h.len_op & ~uint32_t(TCMUD_OP_MASK);
+	h.op = uint8_t(h.len_op & TCMUD_OP_MASK);
+	return h;
+}
 
 // Framing: may the walk step over this entry? `available` is how many bytes
 // the kernel published from pos up to cmd_head. A reason here breaks the ring.
-std::optional<malformed_reason> check_framing(const entry_header &h, uint32_t available,
-					      const ring_geometry &g);
+inline std::optional<malformed_reason> check_framing(const entry_header &h, uint32_t available,
+						     const ring_geometry &g)
+{
+	// The opcode shares len_op with the length, so a length that is not a
+	// multiple of 8 shows up here as an opcode we do not know.
+	if (h.op != TCMUD_OP_PAD && h.op != TCMUD_OP_CMD && h.op != TCMUD_OP_TMR)
+		return malformed_reason::bad_opcode;
+	if (h.len == 0)
+		return malformed_reason::zero_length;
+	// The kernel never splits an entry across the ring end; it writes a PAD
+	// up to the end instead, so no entry may cross it.
+	if (uint64_t(h.pos) + h.len > g.cmdr_size)
+		return malformed_reason::crosses_ring_end;
+	if (h.len > available)
+		return malformed_reason::beyond_head;
+	// A CMD entry will carry a response (struct tcmu_cmd_entry): it must be
+	// at least that large or writing it would clobber the next entry.
+	if (h.op == TCMUD_OP_CMD && h.len < TCMUD_CMD_ENTRY_SIZE)
+		return malformed_reason::short_entry;
+	return std::nullopt;
+}
 
 struct parse_limits {
 	size_t max_iovs_per_command = 0;

@@ -18,12 +18,6 @@ T read_field(std::span<const std::byte> map, size_t off)
 	return v;
 }
 
-std::atomic_ref<uint32_t> mailbox_word(std::span<std::byte> map, size_t off)
-{
-	// read_mailbox checked that the mapping is aligned for atomic_ref.
-	return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t *>(map.data() + off));
-}
-
 // The smallest ring that holds one command entry and its CDB next to a PAD:
 // anything smaller cannot carry a single command, so it is not a real ring.
 constexpr uint32_t min_cmdr_size = 2 * TCMUD_CMD_ENTRY_SIZE;
@@ -93,22 +87,6 @@ std::optional<mq_membership> read_mq_mailbox(std::span<const std::byte> map)
 		return std::nullopt;
 	return mq_membership{read_field<uint16_t>(map, TCMUD_MQ_NR_QUEUES_OFF),
 			     read_field<uint16_t>(map, TCMUD_MQ_QUEUE_OFF)};
-}
-
-uint32_t load_cmd_head(std::span<std::byte> map)
-{
-	return mailbox_word(map, TCMUD_MB_CMD_HEAD_OFF).load(std::memory_order_acquire);
-}
-
-uint32_t load_cmd_tail(std::span<std::byte> map)
-{
-	// Only read at attach and reset, when no entry we read depends on it.
-	return mailbox_word(map, TCMUD_MB_CMD_TAIL_OFF).load(std::memory_order_relaxed);
-}
-
-void store_cmd_tail(std::span<std::byte> map, uint32_t tail)
-{
-	mailbox_word(map, TCMUD_MB_CMD_TAIL_OFF).store(tail, std::memory_order_release);
 }
 
 } // namespace tcmud

@@ -13,11 +13,14 @@
 // read any entry it covers. We write responses into entries and then
 // store-release cmd_tail, so the kernel, which reads cmd_tail and then the
 // entries behind it, never sees a tail ahead of the responses.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+
+#include "ring/tcmu_abi.h"
 
 namespace tcmud {
 
@@ -63,8 +66,28 @@ std::optional<mq_membership> read_mq_mailbox(std::span<const std::byte> map);
 
 // The only two accesses to mailbox words after attach. `map` must have passed
 // read_mailbox.
-uint32_t load_cmd_head(std::span<std::byte> map);
-uint32_t load_cmd_tail(std::span<std::byte> map);
-void store_cmd_tail(std::span<std::byte> map, uint32_t tail);
+// Inline: each fetch round and each batch of answers uses them.
+// read_mailbox checked that the mapping is aligned for atomic_ref.
+inline std::atomic_ref<uint32_t> mailbox_word(std::span<std::byte> map, size_t off)
+{
+	return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t *>(map.data() + off));
+}
+
+inline uint32_t load_cmd_head(std::span<std::byte> map)
+{
+	return mailbox_word(map, TCMUD_MB_CMD_HEAD_OFF).load(std::memory_order_acquire);
+}
+
+// Relaxed: no entry we read depends on it (only we write it; a change is
+// the kernel's reset, see command_ring::sync_with_kernel).
+inline uint32_t load_cmd_tail(std::span<std::byte> map)
+{
+	return mailbox_word(map, TCMUD_MB_CMD_TAIL_OFF).load(std::memory_order_relaxed);
+}
+
+inline void store_cmd_tail(std::span<std::byte> map, uint32_t tail)
+{
+	mailbox_word(map, TCMUD_MB_CMD_TAIL_OFF).store(tail, std::memory_order_release);
+}
 
 } // namespace tcmud

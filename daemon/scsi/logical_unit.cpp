@@ -121,12 +121,15 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 			sense_builder(ILLEGAL_REQUEST, ASC_INVALID_COMMAND_OPERATION_CODE));
 		return nullptr;
 	}
-	uint16_t service_action = cdb.size() > 1 ? cdb[1] & 0x1f : 0;
-	bool bad_service_action;
-	const opcode_info *info = find_opcode(cdb[0], service_action, &bad_service_action);
-	if (bad_service_action) {
-		finish_invalid_cdb(cmd, 1, 4);
-		return nullptr;
+	const opcode_info *info = plain_opcode_rows[cdb[0]];
+	if (!info) {
+		uint16_t service_action = cdb.size() > 1 ? cdb[1] & 0x1f : 0;
+		bool bad_service_action;
+		info = find_opcode(cdb[0], service_action, &bad_service_action);
+		if (bad_service_action) {
+			finish_invalid_cdb(cmd, 1, 4);
+			return nullptr;
+		}
 	}
 	if (!info || (info->available && !info->available(lu)) || cdb.size() < info->cdb_length) {
 		cmd.finish_check_condition(

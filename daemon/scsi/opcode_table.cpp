@@ -214,6 +214,18 @@ static_assert(command::CDB_BYTES_KEPT <= max_cdb_length);
 
 } // namespace
 
+constinit const std::array<const opcode_info *, 256> plain_opcode_rows = [] {
+	std::array<const opcode_info *, 256> rows{};
+	for (std::size_t i = 0; i < table_size; i++) {
+		const opcode_info &row = table[i];
+		bool alone = (i + 1 == table_size || table[i + 1].opcode != row.opcode) &&
+			     (i == 0 || table[i - 1].opcode != row.opcode);
+		if (alone && !row.has_service_action)
+			rows[row.opcode] = &row;
+	}
+	return rows;
+}();
+
 std::span<const opcode_info> opcode_table()
 {
 	return table;

@@ -36,6 +36,11 @@ std::span<const opcode_info> opcode_table();
 const opcode_info *find_opcode(uint8_t opcode, uint16_t service_action,
 			       bool *bad_service_action);
 
+// opcode -> its one row when the opcode has no service actions, else
+// nullptr (unknown, or one row per service action: use find_opcode). One
+// load for the commands every I/O sends.
+extern const std::array<const opcode_info *, 256> plain_opcode_rows;
+
 // Whether opcode carries a service action in CDB byte 1.
 bool opcode_has_service_action(uint8_t opcode);
 

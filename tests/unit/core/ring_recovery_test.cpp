@@ -102,6 +102,42 @@ TEST_CASE("F2: after a kernel-side ring reset, a new command reusing a held comm
 	CHECK(h.model.completions()[1].data_in == std::vector<uint8_t>(block, 0x99));
 }
 
+TEST_CASE("F2: a ring reset seen only when the old command is answered drops its result",
+	  "[ring-reset]")
+{
+	// As above, but the worker hears of nothing between the reset and the
+	// old command's end (no doorbell): the check before an answer is
+	// written must see that the entry is the kernel's new one.
+	set_log_level(log_level::error);
+	held_backstore store(blocks * block);
+	std::fill_n(store.bytes().begin() + 5 * block, block, 0x55);
+	single_queue_rig h(block, blocks, "held/reset-late:",
+			   [&](queue_params &qp) { qp.store = &store; });
+
+	store.hold(true);
+	auto old_id = h.model.queue_command(cdb10(0x28, 5, 1), {}, block);
+	REQUIRE(old_id);
+	h.interrupt();
+	REQUIRE(wait_for([&] { return store.held() == 1; }));
+
+	h.model.reset_ring();
+	auto new_id = h.model.queue_command(cdb10(0x28, 9, 1), {}, block);
+	REQUIRE(new_id == old_id);
+	store.release(0);
+	REQUIRE(wait_for([&] { return h.worker->stats().stale_results.load() == 1; }));
+	CHECK(h.model.handle_completions() == 0);
+	CHECK(h.worker->stats().ring_resets.load() == 1);
+
+	// The new command is the kernel's and is served as usual.
+	h.interrupt();
+	REQUIRE(wait_for([&] { return store.held() == 1; }));
+	store.release(1);
+	h.collect(1);
+	CHECK(h.model.completions()[0].cmd_id == *new_id);
+	CHECK(h.model.completions()[0].scsi_status == 0);
+	CHECK_FALSE(h.model.broken());
+}
+
 TEST_CASE("F2: a ring the worker finds broken is reset through the device and served again",
 	  "[ring-reset]")
 {

@@ -203,3 +203,27 @@ TEST_CASE("a command slot can be reused for the next command", "[dispatch]")
 	CHECK(cmd.sense().empty());
 	CHECK(f.owner.done == 2);
 }
+
+TEST_CASE("the one-load opcode rows agree with find_opcode", "[dispatch]")
+{
+	size_t plain = 0;
+	for (unsigned op = 0; op < 256; op++) {
+		bool bad_sa = false;
+		const opcode_info *found = find_opcode(uint8_t(op), 0, &bad_sa);
+		const opcode_info *row = plain_opcode_rows[op];
+		if (row) {
+			// A plain row is the opcode's only one, whatever byte 1 says.
+			CHECK(row == found);
+			CHECK(!row->has_service_action);
+			CHECK(find_opcode(uint8_t(op), 0x1f, &bad_sa) == row);
+			plain++;
+		} else if (found) {
+			// Left to find_opcode: rows chosen by service action.
+			CHECK(opcode_has_service_action(uint8_t(op)));
+		}
+	}
+	CHECK(plain_opcode_rows[READ_10] != nullptr);
+	CHECK(plain_opcode_rows[WRITE_16] != nullptr);
+	CHECK(plain_opcode_rows[SERVICE_ACTION_IN_16] == nullptr);
+	CHECK(plain > 20);
+}

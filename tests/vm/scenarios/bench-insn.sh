@@ -36,6 +36,10 @@
 # a "tcmud-before" row served by that binary right before tcmud's, so a
 # daemon change is judged before/after in one boot
 # (BENCH_INSN_TCMUD_BEFORE_LABEL names that row otherwise).
+# BENCH_INSN_TCMUD_VARIANTS="LABEL=PATH[,VAR=VALUE...] ..." (paths in the
+# build directory): one more row per binary, after tcmud-before and before
+# tcmud, e.g. an LTO build of the same sources; VAR=VALUE pairs are in that
+# daemon's environment only.
 # For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
@@ -243,6 +247,15 @@ if has tcmud; then
 		tcmud_row "${BENCH_INSN_TCMUD_BEFORE_LABEL:-tcmud-before}" \
 			"$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
 	fi
+	for v in ${BENCH_INSN_TCMUD_VARIANTS:-}; do
+		spec=${v#*=} vars=()
+		bin=${spec%%,*}
+		[ "$bin" = "$spec" ] || IFS=, read -ra vars <<< "${spec#*,}"
+		[ -x "$TCMUD_BUILD/$bin" ] || fail "no $TCMUD_BUILD/$bin"
+		for e in "${vars[@]}"; do export "${e?}"; done
+		tcmud_row "${v%%=*}" "$TCMUD_BUILD/$bin"
+		for e in "${vars[@]}"; do unset "${e%%=*}"; done
+	done
 	tcmud_row tcmud "$TCMUD_BUILD/daemon/core/tcmud"
 fi
 
