@@ -60,9 +60,15 @@ bool command_ring::sync_with_kernel()
 {
 	uint32_t tail = load_cmd_tail(map_);
 	bool reset_seen = tail != published_tail_;
-	if (!reset_seen && !broken_) {
+	if (!reset_seen) {
 		uint32_t head = load_cmd_head(map_);
 		// An invalid head is next()'s to report (the ring breaks).
+		// Compared on a broken ring too: a reset with the tail at 0
+		// leaves the tail and the entries as they were (the kernel
+		// clears neither), so until a new entry covers the oldest
+		// unanswered one this is the only sign. Unseen, a late answer
+		// would go into a stale entry, and the tail moved past it would
+		// make the kernel call its ring broken.
 		if (valid_position(head) &&
 		    distance(published_tail_, head_seen_) > distance(published_tail_, head))
 			reset_seen = true;

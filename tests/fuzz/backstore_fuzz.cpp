@@ -21,10 +21,20 @@
 //     SQE of a FUA request carries RWF_DSYNC;
 //   - nothing is lost: with the engine drained and its SQE waiters run,
 //     every request has completed.
+// allocation() (GET LBA STATUS), on a real sparse file of its own (a memfd:
+// tmpfs has SEEK_DATA/SEEK_HOLE) that the script writes and punches pages
+// of: 0, a run of 1 to `length` bytes, never unmapped over a page holding
+// data, mapped where the first byte's page holds data and then at least up
+// to the end of that data (a file system may call holes data, not the
+// reverse).
+#include <fcntl.h>
 #include <linux/falloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <bitset>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -53,6 +63,7 @@ struct recorded_sqe {
 
 class recording_engine final : public io_engine {
 public:
+	int file = backing_fd;
 	bool full = false;
 	bool fixed = false;
 	std::vector<std::unique_ptr<recorded_sqe>> in_flight;
@@ -77,7 +88,7 @@ public:
 	}
 	int register_file(int fd) override
 	{
-		FUZZ_CHECK(fd == backing_fd, "registered a file other than the backing one");
+		FUZZ_CHECK(fd == file, "registered a file other than the backing one");
 		return fixed ? 7 : -EOPNOTSUPP;
 	}
 	void unregister_file(int index) override
@@ -140,7 +151,7 @@ public:
 	void run()
 	{
 		while (!in_.empty()) {
-			switch (in_.u8() % 7) {
+			switch (in_.u8() % 8) {
 			case 0:
 			case 1: submit(); break;
 			case 2:
@@ -148,6 +159,7 @@ public:
 			case 4: engine_.full = in_.flag(); break;
 			case 5: run_waiters(); break;
 			case 6: size_.store(in_.range(0, medium_max)); break;
+			case 7: allocation_step(); break;
 			}
 		}
 		drain();
@@ -452,6 +464,65 @@ private:
 		return res;
 	}
 
+	// One step on the sparse file: write pages, punch a range, or ask.
+	void allocation_step()
+	{
+		static const int fd = memfd_create("fuzz-allocation", MFD_CLOEXEC);
+		FUZZ_CHECK(fd >= 0, "memfd_create failed");
+		constexpr uint64_t page = 4096, pages = medium_max / page;
+		if (!alloc_queue_) {
+			// A fresh file, all hole.
+			FUZZ_CHECK(ftruncate(fd, 0) == 0 && ftruncate(fd, off_t(medium_max)) == 0,
+				   "ftruncate failed");
+			alloc_engine_.file = fd;
+			alloc_queue_ = std::make_unique<file_queue>(alloc_engine_, fd, alloc_size_,
+								    caps_, "fuzz-alloc:");
+			alloc_data_.reset();
+		}
+		uint8_t what = in_.u8() % 3;
+		if (what == 0) {
+			uint64_t first = in_.range(0, pages - 1);
+			uint64_t n = in_.range(1, pages - first);
+			static const std::vector<uint8_t> ones(medium_max, 0x5a);
+			FUZZ_CHECK(pwrite(fd, ones.data(), n * page, off_t(first * page)) ==
+					   ssize_t(n * page),
+				   "pwrite failed");
+			for (uint64_t p = first; p < first + n; p++)
+				alloc_data_.set(p);
+			return;
+		}
+		if (what == 1) {
+			uint64_t off = in_.range(0, medium_max - 1);
+			uint64_t len = in_.range(1, medium_max - off);
+			FUZZ_CHECK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+					     off_t(off), off_t(len)) == 0,
+				   "punching a hole failed");
+			// Only whole pages become holes; the rest is zeroed data.
+			for (uint64_t p = (off + page - 1) / page; (p + 1) * page <= off + len; p++)
+				alloc_data_.reset(p);
+			return;
+		}
+		uint64_t off = in_.range(0, medium_max - 1);
+		uint64_t len = in_.range(1, medium_max - off);
+		allocation_run run{.mapped = !in_.flag(), .length = in_.u64()};
+		FUZZ_CHECK(alloc_queue_->allocation(off, len, &run) == 0, "allocation() failed");
+		FUZZ_CHECK(run.length >= 1 && run.length <= len,
+			   "an allocation run of " + std::to_string(run.length) + " bytes for " +
+				   std::to_string(len));
+		uint64_t end = off + run.length;
+		if (!run.mapped) {
+			for (uint64_t p = off / page; p * page < end; p++)
+				FUZZ_CHECK(!alloc_data_.test(p), "data reported as a hole");
+			return;
+		}
+		if (!alloc_data_.test(off / page))
+			return; // a hole called data: allowed
+		uint64_t p = off / page;
+		while (p < pages && alloc_data_.test(p))
+			p++;
+		FUZZ_CHECK(end >= std::min(off + len, p * page), "a run of data cut short");
+	}
+
 	void run_waiters()
 	{
 		std::vector<io_completion *> w;
@@ -486,6 +557,10 @@ private:
 	std::span<uint8_t> medium_;
 	recording_engine engine_;
 	std::unique_ptr<file_queue> queue_;
+	const std::atomic<uint64_t> alloc_size_{medium_max};
+	recording_engine alloc_engine_;
+	std::unique_ptr<file_queue> alloc_queue_; // over the sparse file, once asked
+	std::bitset<medium_max / 4096> alloc_data_; // its pages holding data
 	bool in_submit_ = false;
 };
 

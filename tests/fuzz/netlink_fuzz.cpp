@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // TCM-USER netlink events: tcmu_netlink::parse on any generic netlink
-// message (the input is the payload after the nlmsghdr: genlmsghdr and
-// attributes), differential against a small attribute walker written here.
+// message from any sender (the input is the source port, then the payload
+// after the nlmsghdr: genlmsghdr and attributes), differential against a
+// small attribute walker written here.
 //
-// Oracles: parse never reads outside the message (sanitizers); an event it
+// Oracles: parse never reads outside the message (sanitizers); it accepts
+// nothing a process other than the kernel (source port 0) sent; an event it
 // accepts carries the command byte of the genl header and exactly the
 // values of the last DEVICE, MINOR, DEVICE_ID, DEV_CFG, DEV_SIZE and
 // WRITECACHE attributes in the bytes, each of the size its type needs; an
@@ -11,6 +13,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <netlink/msg.h>
+#include <sys/socket.h>
 
 #include <cstring>
 #include <optional>
@@ -74,6 +77,9 @@ std::optional<std::string> string_of(const std::optional<std::vector<uint8_t>> &
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	input in(data, size);
+	// The sender: the kernel (port 0), or a local process, which can send
+	// to the daemon's event socket as well.
+	uint32_t sender = in.flag() ? in.u32() : 0;
 	uint16_t type = in.u16();
 	std::span<const uint8_t> payload = in.rest();
 	if (payload.size() > 65000)
@@ -86,10 +92,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::memcpy(buf.data() + NLMSG_HDRLEN, payload.data(), payload.size());
 	nl_msg *msg = nlmsg_convert(reinterpret_cast<nlmsghdr *>(buf.data()));
 	FUZZ_CHECK(msg != nullptr, "nlmsg_convert failed");
+	sockaddr_nl src{};
+	src.nl_family = AF_NETLINK;
+	src.nl_pid = sender;
+	nlmsg_set_src(msg, &src);
 	auto ev = tcmu_netlink::parse(msg);
 	nlmsg_free(msg);
 	if (!ev)
 		return 0;
+
+	FUZZ_CHECK(sender == 0, "an event accepted from a sender other than the kernel");
 
 	FUZZ_CHECK(payload.size() >= GENL_HDRLEN, "an event from a message without a genl header");
 	FUZZ_CHECK(ev->cmd == payload[0], "the command is not the genl header's");

@@ -401,6 +401,7 @@ private:
 		if (what == 1) {
 			model().set_cmd_head(uint32_t(in_.range(0, model().cmdr_size() + 16)));
 			clean_ = false;
+			head_rewritten_ = true;
 			return;
 		}
 		uint32_t pos = uint32_t(in_.range(0, model().cmdr_size() - 1));
@@ -454,16 +455,16 @@ private:
 			FUZZ_CHECK(seen == (ring().generation() != generation),
 				   "sync_with_kernel() and generation() disagree");
 			// Unseen only when nothing is in flight and the ring
-			// stood at 0, as the kernel leaves it. Not on an untrusted
-			// ring: one broken by a rewrite is not read any more
-			// (cmd_head is not compared), so with the tail at 0 and
-			// the oldest entry's mark intact nothing shows the reset.
-			FUZZ_CHECK(seen || ring().in_flight() == 0 || !clean_,
+			// stood at 0, as the kernel leaves it; broken or not,
+			// whatever entries were rewritten. Not after a rewritten
+			// cmd_head: reading up to it may have gone round the
+			// ring past the tail, and then no position tells.
+			FUZZ_CHECK(seen || ring().in_flight() == 0 || head_rewritten_,
 				   "a kernel reset went unseen with commands in flight");
-			// Left unseen on an untrusted ring, the worker finds out
-			// later (the mark of a new entry, or recover_broken_ring
-			// resetting a broken ring): a reset here stands for that,
-			// so the script goes on from a ring both sides agree on.
+			// Left unseen, the worker finds out later (the mark of
+			// a new entry, or recover_broken_ring resetting a broken
+			// ring): a reset here stands for that, so the script
+			// goes on from a ring both sides agree on.
 			if (!seen && (ring().broken() || ring().in_flight() > 0))
 				FUZZ_CHECK(ring().reset() == 0, "reset() refused an untrusted ring");
 		}
@@ -476,6 +477,7 @@ private:
 		fifo_.clear();
 		unanswered_entries_.clear();
 		clean_ = true;
+		head_rewritten_ = false;
 	}
 
 	// Answer everything, publish: the model must have collected all of it.
@@ -521,6 +523,7 @@ private:
 	std::map<uint16_t, answer> answered_;
 	std::deque<std::pair<uint32_t, uint32_t>> unanswered_entries_; // pos, len
 	bool clean_ = true;
+	bool head_rewritten_ = false; // since the last reset
 	bool read_len_cap_ = false;
 };
 

@@ -7,19 +7,22 @@
 // with any outcome (full, short, 0, EIO, ENOSPC, EAGAIN, ECANCELED), resume
 // commands the range lock woke, rewrite a running command's Data-Out buffer,
 // flip the write cache and D_SENSE (directly, as another initiator's MODE
-// SELECT would, or by a MODE SELECT in the script).
+// SELECT would, or by a MODE SELECT in the script). A second LUN, with a
+// deferred medium of its own, is in the copy-target registry: EXTENDED COPY
+// lists name one or both, and its backstore may be unreachable.
 //
 // Oracles:
 //   - every request that changes the medium is issued while its command
 //     holds the range lock, inside the locked LBAs, and never overlaps a
-//     range another command holds exclusively (COMPARE AND WRITE's
-//     atomicity); a request of a command holding the lock stays inside it;
+//     range another command holds exclusively on the same LUN (COMPARE AND
+//     WRITE's atomicity); a request of a command holding the lock stays
+//     inside it;
 //   - every request lies inside the capacity, a read/write's iovecs add up
 //     to its length, one request at a time per command; a request from the
 //     command's bounce buffer is aligned for O_DIRECT;
 //   - with the write cache off (WCE=0), GOOD is returned only once every
 //     change the command made is durable: written with FUA, or followed by
-//     a successful flush;
+//     a successful flush; on the second LUN likewise, by its own WCE;
 //   - command_done exactly once per execute, never while the command still
 //     has a request at the backstore or holds the range lock;
 //   - status and sense agree (CHECK CONDITION has fixed or descriptor sense,
@@ -60,6 +63,17 @@ struct slot {
 	bool unsynced = false;         // changed the medium, not yet durable
 	bool unsynced_by_fallocate = false;
 	bool woken = false;
+	// The second LUN (EXTENDED COPY's other device).
+	bool other_wce_off_at_start = false;
+	bool other_unsynced = false;
+	int lock_lun = 0; // whose range lock it holds: that of its last request
+};
+
+// A request at a backstore: of this LUN (0) or the other one (1).
+struct pending_io {
+	block_io *io = nullptr;
+	int lun = 0;
+	bool operator==(const block_io *p) const { return io == p; }
 };
 
 class fuzz_owner final : public command_owner {
@@ -84,16 +98,16 @@ public:
 		(*slots)[i].woken = true;
 		wake_list.push_back(i);
 	}
-	std::vector<block_io *> *queue = nullptr;
-	std::vector<uint8_t> *medium = nullptr;
+	std::vector<pending_io> *queue = nullptr;
+	logical_unit *other_lu = nullptr;
 };
 
 class deferred_store final : public backstore_queue {
 public:
-	std::vector<block_io *> queue;
-	std::vector<uint8_t> medium;
+	std::vector<pending_io> queue;
+	std::vector<uint8_t> medium[2];
 	std::vector<slot> *slots = nullptr;
-	logical_unit *lu = nullptr;
+	logical_unit *lu[2] = {};
 
 	size_t slot_of(const block_io &io) const
 	{
@@ -103,7 +117,9 @@ public:
 		fuzz::fail(__FILE__, __LINE__, "slot_of", "a request from no command slot");
 	}
 
-	void submit(block_io &io) override
+	void submit(block_io &io) override { submit_to(io, 0); }
+
+	void submit_to(block_io &io, int lun)
 	{
 		size_t i = slot_of(io);
 		slot &s = (*slots)[i];
@@ -112,7 +128,10 @@ public:
 			   "a request resubmitted while still at the backstore");
 		FUZZ_CHECK(io.done != nullptr,
 			   "no completion target");
-		uint64_t cap = medium.size();
+		FUZZ_CHECK(lun == 0 || s.cmd.cdb()[0] == EXTENDED_COPY,
+			   "a request to the other LUN from a command other than EXTENDED COPY");
+		s.lock_lun = lun;
+		uint64_t cap = medium[lun].size();
 		FUZZ_CHECK(io.op == block_op::flush ||
 				   (io.offset <= cap && io.length <= cap - io.offset),
 			   "a request beyond the capacity");
@@ -123,7 +142,7 @@ public:
 			FUZZ_CHECK(total == io.length, "iovecs do not add up to the length");
 			FUZZ_CHECK(io.length > 0, "an empty read or write");
 		}
-		check_lock(s, io);
+		check_lock(s, io, lun);
 		// The command's own bounce buffer (WRITE SAME pattern, COMPARE
 		// AND WRITE and VERIFY reads) may meet an O_DIRECT backstore:
 		// it must be aligned as a 512-byte logical block device asks.
@@ -139,10 +158,10 @@ public:
 			FUZZ_CHECK_KNOWN("F5", reinterpret_cast<uintptr_t>(p) % 512 == 0,
 					 "a bounce buffer not aligned for O_DIRECT");
 		}
-		queue.push_back(&io);
+		queue.push_back({&io, lun});
 	}
 
-	void check_lock(slot &s, const block_io &io)
+	void check_lock(slot &s, const block_io &io, int lun)
 	{
 		const range_lock::entry &r = s.cmd.range();
 		bool holds = r.current == range_lock::entry::state::fast ||
@@ -155,7 +174,7 @@ public:
 			FUZZ_CHECK(holds, "a change to the medium without the range lock");
 		if (!holds)
 			return;
-		uint64_t bs = lu->block_size();
+		uint64_t bs = lu[lun]->block_size();
 		bool inside = io.offset >= r.first * bs && io.offset + io.length <= r.end * bs;
 		if (!inside && s.rewritten && io.op == block_op::discard)
 			FUZZ_CHECK_KNOWN("F4", inside,
@@ -165,7 +184,7 @@ public:
 		// Nobody else may hold an overlapping range while either side is
 		// exclusive.
 		for (slot &o : *slots) {
-			if (&o == &s || !o.busy)
+			if (&o == &s || !o.busy || o.lock_lun != lun)
 				continue;
 			const range_lock::entry &e = o.cmd.range();
 			bool o_holds = e.current == range_lock::entry::state::fast ||
@@ -180,7 +199,8 @@ public:
 	// Carries out request q with the outcome the script chose.
 	void complete(size_t q, uint8_t how, input &in)
 	{
-		block_io *io = queue[q];
+		block_io *io = queue[q].io;
+		int lun = queue[q].lun;
 		queue.erase(queue.begin() + ptrdiff_t(q));
 		slot &s = (*slots)[slot_of(*io)];
 		int64_t result = 0;
@@ -202,14 +222,21 @@ public:
 		case 6: result = -EAGAIN; break;
 		case 7: result = -ECANCELED; break;
 		}
-		if (result >= 0)
-			perform(*io, moved, s);
+		if (result >= 0) {
+			if (lun == 0) {
+				perform(*io, moved, 0, s.unsynced, s.unsynced_by_fallocate);
+			} else {
+				bool by_fallocate = false;
+				perform(*io, moved, 1, s.other_unsynced, by_fallocate);
+			}
+		}
 		io->done->io_done(result);
 	}
 
-	void perform(const block_io &io, uint64_t moved, slot &s)
+	void perform(const block_io &io, uint64_t moved, int lun, bool &unsynced,
+		     bool &unsynced_by_fallocate)
 	{
-		uint8_t *m = medium.data() + io.offset;
+		uint8_t *m = medium[lun].data() + io.offset;
 		switch (io.op) {
 		case block_op::read:
 		case block_op::write: {
@@ -223,7 +250,7 @@ public:
 				done += n;
 			}
 			if (io.op == block_op::write && !io.fua)
-				s.unsynced = true;
+				unsynced = true;
 			break;
 		}
 		case block_op::discard:
@@ -231,16 +258,16 @@ public:
 			std::memset(m, 0, io.length);
 			// FUA: the backstore syncs before completing (F1's fix).
 			if (!io.fua) {
-				s.unsynced = true;
-				s.unsynced_by_fallocate = true;
+				unsynced = true;
+				unsynced_by_fallocate = true;
 			}
 			break;
 		case block_op::prefetch:
 		case block_op::compare_and_write:  // not offered in caps
 			break;
 		case block_op::flush:
-			s.unsynced = false;
-			s.unsynced_by_fallocate = false;
+			unsynced = false;
+			unsynced_by_fallocate = false;
 			break;
 		}
 	}
@@ -287,6 +314,9 @@ void fuzz_owner::command_done(command &cmd)
 		else
 			FUZZ_CHECK(!s.unsynced, "GOOD with WCE=0 after a write without FUA or flush");
 	}
+	if (st == SAM_STAT_GOOD && s.other_wce_off_at_start && !other_lu->write_cache_enabled())
+		FUZZ_CHECK(!s.other_unsynced,
+			   "GOOD with the other LUN's WCE=0 after a copy write to it without FUA");
 	s.busy = false;
 }
 
@@ -307,6 +337,33 @@ void put_be(std::vector<uint8_t> &cdb, size_t at, size_t n, uint64_t v)
 			cdb[at + n - 1 - i] = uint8_t(v >> (8 * i));
 }
 
+// The other LUN as the copy-target registry hands it out: a queue of its
+// own onto its medium in the deferred store (or none: unreachable).
+class other_queue final : public backstore_queue {
+public:
+	explicit other_queue(deferred_store &store) : store_(store) {}
+	void submit(block_io &io) override { store_.submit_to(io, 1); }
+
+private:
+	deferred_store &store_;
+};
+
+class lun_target final : public copy_target {
+public:
+	lun_target(logical_unit &lu, deferred_store *store) : lu_(lu), store_(store) {}
+	logical_unit &lu() override { return lu_; }
+	std::unique_ptr<backstore_queue> open_queue(backstore_queue &) override
+	{
+		if (!store_)
+			return nullptr;
+		return std::make_unique<other_queue>(*store_);
+	}
+
+private:
+	logical_unit &lu_;
+	deferred_store *store_;
+};
+
 class driver {
 public:
 	explicit driver(input &in) : in_(in), slots_(max_commands)
@@ -326,20 +383,51 @@ public:
 		cfg.max_unmap_blocks = uint32_t(in.range(0, 64));
 		cfg.max_unmap_descriptors = uint32_t(in.range(0, 8));
 		cfg.unit_serial = [] { return std::string("fuzz-serial"); };
+		cfg.copy_targets = &targets_;
 		auto created = logical_unit::create(cfg);
 		FUZZ_CHECK(created.ok(), "create failed: " + (created.ok() ? "" : created.error().message));
 		lu_ = std::move(*created);
 		// Block b holds b + 1 (memset per block: a byte loop here
 		// was most of an execution, see fuzz::fill_ramp).
-		store_.medium.resize(cfg.num_blocks * cfg.block_size);
+		store_.medium[0].resize(cfg.num_blocks * cfg.block_size);
 		for (size_t b = 0; b < cfg.num_blocks; b++)
-			std::memset(store_.medium.data() + b * cfg.block_size, int(uint8_t(b + 1)),
+			std::memset(store_.medium[0].data() + b * cfg.block_size, int(uint8_t(b + 1)),
 				    cfg.block_size);
 		store_.slots = &slots_;
-		store_.lu = lu_.get();
+		store_.lu[0] = lu_.get();
 		owner_.slots = &slots_;
 		owner_.queue = &store_.queue;
 		FUZZ_CHECK(naa_from_serial(lu_->unit_serial(), &naa_), "no NAA from the serial");
+		make_other_lun(cfg);
+	}
+
+	// EXTENDED COPY's other device: its own size, usually the same block
+	// size (a copy between block sizes is refused), its own WCE.
+	void make_other_lun(const logical_unit_config &first)
+	{
+		logical_unit_config cfg;
+		cfg.block_size = in_.flag() ? 512u << in_.range(0, 3) : first.block_size;
+		cfg.num_blocks = in_.range(1, 64);
+		cfg.write_cache_enabled = in_.flag();
+		cfg.unit_serial = [] { return std::string("fuzz-serial-2"); };
+		auto created = logical_unit::create(cfg);
+		FUZZ_CHECK(created.ok(), "create failed: " + (created.ok() ? "" : created.error().message));
+		other_ = std::move(*created);
+		auto &m = store_.medium[1];
+		m.resize(cfg.num_blocks * cfg.block_size);
+		for (size_t b = 0; b < cfg.num_blocks; b++)
+			std::memset(m.data() + b * cfg.block_size, int(uint8_t(0x80 + b)), cfg.block_size);
+		store_.lu[1] = other_.get();
+		owner_.other_lu = other_.get();
+		FUZZ_CHECK(naa_from_serial(other_->unit_serial(), &other_naa_),
+			   "no NAA from the other serial");
+		FUZZ_CHECK(other_naa_ != naa_, "both LUNs have one NAA");
+		bool reachable = in_.u8() % 8 != 0;
+		other_target_ = std::make_shared<lun_target>(*other_, reachable ? &store_ : nullptr);
+		targets_.add(other_naa_, other_target_);
+		// This LUN is listed too, as the daemon lists every device.
+		self_target_ = std::make_shared<lun_target>(*lu_, nullptr);
+		targets_.add(naa_, self_target_);
 	}
 
 	void run()
@@ -454,6 +542,7 @@ private:
 			aim_mode_and_inquiry(cdb);
 			if (op == EXTENDED_COPY) {
 				// Bytes 1-9 are reserved; 10-13 the list length.
+				xcopy_cscds_ = in_.range(1, 2);
 				std::fill_n(cdb.begin() + 1, std::min<size_t>(9, cdb.size() - 1), 0);
 				put_be(cdb, 10, 4, xcopy_list_length(len));
 			}
@@ -504,8 +593,9 @@ private:
 	}
 
 	// EXTENDED COPY: header, one CSCD naming this LU (its NAA from the
-	// serial), then n block-to-block segments.
-	static size_t xcopy_list_length(size_t n) { return 16 + 32 + 28 * n; }
+	// serial) and maybe one naming the other, then n block-to-block
+	// segments between them.
+	size_t xcopy_list_length(size_t n) const { return 16 + 32 * xcopy_cscds_ + 28 * n; }
 
 	// A parameter list aimed at the medium, in the front of `buffer`
 	// (which holds at least one with no segment).
@@ -516,21 +606,30 @@ private:
 		std::vector<uint8_t> list(xcopy_list_length(n), 0);
 		list[0] = in_.u8();                 // LIST IDENTIFIER
 		list[1] = in_.flag() ? 0x10 : 0x00; // LIST ID USAGE: discard or hold
-		put_be(list, 2, 2, 32);
+		put_be(list, 2, 2, 32 * xcopy_cscds_);
 		put_be(list, 8, 4, 28 * n);
-		list[16] = 0xe4;                    // identification CSCD
-		list[20] = 0x01;                    // binary
-		list[21] = 0x03;                    // LU, NAA
-		list[23] = 16;
-		std::copy(naa_.begin(), naa_.end(), list.begin() + 24);
-		put_be(list, 16 + 29, 3, lu_->block_size());
+		const logical_unit *lus[2] = {lu_.get(), other_.get()};
+		const naa_id *naas[2] = {&naa_, &other_naa_};
+		bool swap = in_.flag(); // which LUN the first CSCD names
+		for (size_t c = 0; c < xcopy_cscds_; c++) {
+			size_t at = 16 + 32 * c, which = (c + swap) % 2;
+			list[at] = 0xe4;            // identification CSCD
+			list[at + 4] = 0x01;        // binary
+			list[at + 5] = 0x03;        // LU, NAA
+			list[at + 7] = 16;
+			std::copy(naas[which]->begin(), naas[which]->end(), list.begin() + ptrdiff_t(at + 8));
+			put_be(list, at + 29, 3, lus[which]->block_size());
+		}
 		for (size_t d = 0; d < n; d++) {
 			size_t at = xcopy_list_length(d);
+			size_t src = in_.range(0, xcopy_cscds_ - 1), dst = in_.range(0, xcopy_cscds_ - 1);
 			list[at] = 0x02;            // block to block
 			put_be(list, at + 2, 2, 24);
+			put_be(list, at + 4, 2, src);
+			put_be(list, at + 6, 2, dst);
 			put_be(list, at + 10, 2, in_.range(0, 8));
-			put_be(list, at + 12, 8, in_.range(0, lu_->num_blocks()));
-			put_be(list, at + 20, 8, in_.range(0, lu_->num_blocks()));
+			put_be(list, at + 12, 8, in_.range(0, lus[(src + swap) % 2]->num_blocks()));
+			put_be(list, at + 20, 8, in_.range(0, lus[(dst + swap) % 2]->num_blocks()));
 		}
 		std::copy(list.begin(), list.end(), buffer.begin());
 	}
@@ -547,6 +646,9 @@ private:
 		s.done_calls = 0;
 		s.rewritten = s.unsynced = s.unsynced_by_fallocate = s.woken = false;
 		s.wce_off_at_start = !lu_->write_cache_enabled();
+		s.other_wce_off_at_start = !other_->write_cache_enabled();
+		s.other_unsynced = false;
+		s.lock_lun = 0;
 		s.d_sense_at_start = lu_->descriptor_sense();
 		s.cmd.reset(cdb, s.iovs, &owner_);
 		lu_->execute(s.cmd, store_);
@@ -589,6 +691,8 @@ private:
 		lu_->set_write_cache_enabled(v & 1);
 		if (v & 2)
 			lu_->set_descriptor_sense(v & 4);
+		if (v & 8)
+			other_->set_write_cache_enabled(v & 16);
 	}
 
 	void drain()
@@ -614,10 +718,15 @@ private:
 
 	input &in_;
 	std::vector<slot> slots_;
+	copy_target_registry targets_; // before the LUNs that point to it
 	std::unique_ptr<logical_unit> lu_;
+	std::unique_ptr<logical_unit> other_;
 	deferred_store store_;
 	fuzz_owner owner_;
 	naa_id naa_{};
+	naa_id other_naa_{};
+	std::shared_ptr<lun_target> other_target_, self_target_;
+	size_t xcopy_cscds_ = 1; // CSCDs in the next EXTENDED COPY list
 	std::vector<uint8_t> list_;  // a MODE SELECT list for make_buffer
 };
 

@@ -5,7 +5,9 @@
 //   the same ring position, and must be served and answered with its own
 //   result, while the old command's late result is dropped;
 // - a ring the worker finds broken is reset through the device's hook and
-//   served again;
+//   served again; reset by the kernel on its own while broken, with the tail
+//   at 0 (where the reset leaves it) and a command in flight, it is served
+//   again too, the late result dropped;
 // - a stop whose drain gives up leaves the buffers of I/O still in flight
 //   allocated (a late write must still send the command's data).
 #include <catch2/catch.hpp>
@@ -167,6 +169,68 @@ TEST_CASE("F2: a ring the worker finds broken is reset through the device and se
 	h.collect(2);
 	CHECK(h.model.completions()[1].scsi_status == 0);
 	CHECK(h.worker->stats().ring_resets.load() == 1);
+}
+
+TEST_CASE("F2: a kernel-side reset of a ring already broken, with the tail at 0 and a "
+	  "command in flight, is seen and the late result dropped", "[ring-reset]")
+{
+	set_log_level(log_level::error);
+	held_backstore store(blocks * block);
+	std::fill_n(store.bytes().begin() + 9 * block, block, 0x99);
+	std::atomic<int> our_resets{0};
+	std::atomic<bool> kernel_broke{false};
+	kernel_ring_model *model = nullptr;
+	single_queue_rig h(block, blocks, "held/broken-reset:", [&](queue_params &qp) {
+		qp.store = &store;
+		qp.reset_ring = [&] {
+			// The kernel handles completions inside the uio write
+			// that announced them, before this reset could come.
+			model->handle_completions();
+			if (model->broken())
+				kernel_broke = true;
+			model->reset_ring();
+			our_resets++;
+			return 0;
+		};
+	});
+	model = &h.model;
+
+	// A READ at ring position 0 is held: the tail stays at 0.
+	store.hold(true);
+	REQUIRE(h.model.queue_command(cdb10(0x28, 5, 1), {}, block));
+	h.interrupt();
+	REQUIRE(wait_for([&] { return store.held() == 1; }));
+	// The next entry has a bad opcode: framing lost, the ring is broken
+	// (cmd_head stays valid, behind it).
+	REQUIRE(h.model.queue_command(cdb10(0x28, 6, 1), {}, block));
+	uint64_t at = h.model.cmdr_off() + h.model.last_entry_pos();
+	uint32_t len_op;
+	std::memcpy(&len_op, h.model.mapping().data() + at, sizeof(len_op));
+	h.model.poke_u32(at, (len_op & ~7u) | 5u);
+	h.interrupt();
+	REQUIRE(wait_for([&] { return h.worker->stats().malformed.load() == 1; }));
+
+	// An administrator's action/reset_ring, which tells no one: head and
+	// tail 0 (the tail was 0 already), entries left as they are.
+	h.model.reset_ring();
+	// The READ ends: it is not the kernel's any more. Written into the
+	// ring, its answer would sit in a stale entry with a cmd_id the
+	// kernel no longer knows.
+	store.release(0);
+	CHECK(wait_for([&] { return h.worker->stats().stale_results.load() == 1; }));
+	CHECK(h.model.handle_completions() == 0);
+	CHECK_FALSE(h.model.broken());
+	CHECK_FALSE(kernel_broke.load());
+	CHECK(our_resets.load() == 0); // the kernel's reset did it
+	CHECK(h.worker->stats().ring_resets.load() == 1);
+
+	// And the ring serves again, from position 0.
+	store.hold(false);
+	REQUIRE(h.model.queue_command(cdb10(0x28, 9, 1), {}, block));
+	h.interrupt();
+	h.collect(1);
+	CHECK(h.model.completions()[0].scsi_status == 0);
+	CHECK(h.model.completions()[0].data_in == std::vector<uint8_t>(block, 0x99));
 }
 
 TEST_CASE("F3: a stop whose drain gives up keeps the buffers of I/O still in flight",
