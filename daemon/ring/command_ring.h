@@ -90,10 +90,12 @@ public:
 	// see has written no new entry over the one we answer into (the kernel
 	// zeroes an entry before filling it, which clears the mark), so the
 	// answer overwrites nothing of the kernel's, and publish() is preceded
-	// by the full check.
+	// by the full check. A broken ring always takes the full check: its
+	// tail may sit at 0, where a silent reset moves only the head, and
+	// a late answer must then be dropped, not written.
 	bool sync_before_answer()
 	{
-		if (!pending_.empty() && load_cmd_tail(map_) == published_tail_ &&
+		if (!broken_ && !pending_.empty() && load_cmd_tail(map_) == published_tail_ &&
 		    entry_still_ours(pending_.front()))
 			return false;
 		return sync_with_kernel();
