@@ -155,17 +155,16 @@ void placement(std::string_view text)
 
 void cfgstring(std::string_view text)
 {
-	file_config c;
-	std::string why = parse_file_config(text, &c);
-	if (!why.empty())
+	auto parsed = parse_file_config(text);
+	if (!parsed)
 		return;
+	const file_config &c = *parsed;
 	FUZZ_CHECK(!c.path.empty() && c.path[0] == '/', "a relative backing path accepted");
 	FUZZ_CHECK(c.path.find(';') == std::string::npos, "a ';' in the accepted path");
 	std::string again = c.path + ";direct=" + (c.direct ? "1" : "0") + ";extend=" +
 			    (c.extend ? "1" : "0");
-	file_config d;
-	FUZZ_CHECK(parse_file_config(again, &d).empty() && d.path == c.path &&
-			   d.direct == c.direct && d.extend == c.extend,
+	auto d = parse_file_config(again);
+	FUZZ_CHECK(d && d->path == c.path && d->direct == c.direct && d->extend == c.extend,
 		   "a cfgstring does not read back");
 }
 
