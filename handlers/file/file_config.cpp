@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include "tcmud/cfgstring_options.h"
+
 namespace tcmud {
 namespace {
 
@@ -58,22 +60,15 @@ setup_result<void> parse_option(std::string_view option, file_config *out)
 setup_result<file_config> parse_file_config(std::string_view cfgstring)
 {
 	file_config parsed;
-	size_t end = cfgstring.find(';');
-	parsed.path = std::string(cfgstring.substr(0, end));
+	parsed.path = std::string(cfgstring.substr(0, cfgstring.find(';')));
 	if (parsed.path.empty())
 		return malformed("no backing file path given");
 	if (parsed.path[0] != '/')
 		return malformed("backing file path '" + parsed.path + "' is not absolute");
-
-	while (end != std::string_view::npos) {
-		size_t start = end + 1;
-		end = cfgstring.find(';', start);
-		std::string_view option = cfgstring.substr(start, end - start);
-		if (option.empty())
-			return malformed("empty option (two ';' in a row or a trailing ';')");
-		if (auto parsed_option = parse_option(option, &parsed); !parsed_option)
-			return parsed_option.error();
-	}
+	auto options = for_each_cfgstring_option(
+		cfgstring, [&](std::string_view option) { return parse_option(option, &parsed); });
+	if (!options)
+		return options.error();
 	return parsed;
 }
 

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <charconv>
 
+#include "tcmud/cfgstring_options.h"
+
 namespace tcmud {
 namespace {
 
@@ -75,8 +77,7 @@ setup_result<void> parse_option(std::string_view option, rbd_config *out, unsign
 setup_result<rbd_config> parse_rbd_config(std::string_view cfgstring)
 {
 	rbd_config parsed;
-	size_t end = cfgstring.find(';');
-	std::string_view target = cfgstring.substr(0, end);
+	std::string_view target = cfgstring.substr(0, cfgstring.find(';'));
 	size_t slash = target.find('/');
 	if (slash == std::string_view::npos)
 		return malformed("'" + std::string(target) + "' is not POOL/IMAGE");
@@ -88,15 +89,11 @@ setup_result<rbd_config> parse_rbd_config(std::string_view cfgstring)
 	parsed.image = std::string(target.substr(slash + 1));
 
 	unsigned seen = 0;
-	while (end != std::string_view::npos) {
-		size_t start = end + 1;
-		end = cfgstring.find(';', start);
-		std::string_view option = cfgstring.substr(start, end - start);
-		if (option.empty())
-			return malformed("empty option (two ';' in a row or a trailing ';')");
-		if (auto parsed_option = parse_option(option, &parsed, &seen); !parsed_option)
-			return parsed_option.error();
-	}
+	auto options = for_each_cfgstring_option(cfgstring, [&](std::string_view option) {
+		return parse_option(option, &parsed, &seen);
+	});
+	if (!options)
+		return options.error();
 	return parsed;
 }
 
