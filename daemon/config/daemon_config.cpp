@@ -236,13 +236,15 @@ bool parse_with(const key_table &table, std::string_view text, std::string_view 
 	return ok;
 }
 
-// The file's text; "" if it is missing and optional.
-setup_result<std::string> read_file(const std::string &path, bool required)
+enum class if_missing : uint8_t { empty, error };
+
+// The file's text; "" if it is missing and that is fine.
+setup_result<std::string> read_file(const std::string &path, if_missing missing)
 {
 	std::ifstream in(path);
 	if (!in) {
 		setup_error e{errno, path};
-		if (e.error == ENOENT && !required)
+		if (e.error == ENOENT && missing == if_missing::empty)
 			return std::string();
 		return e;
 	}
@@ -325,12 +327,13 @@ bool load_daemon_config(const config_paths &paths, daemon_config *out,
 		ok = false;
 	};
 	if (!paths.tcmu_conf.empty()) {
-		if (auto text = read_file(paths.tcmu_conf, false))
+		if (auto text = read_file(paths.tcmu_conf, if_missing::empty))
 			ok &= parse_tcmu_conf(*text, paths.tcmu_conf, &from_tcmu, errors);
 		else
 			unreadable(text.error());
 	}
-	if (auto text = read_file(paths.tcmud_conf, paths.tcmud_conf_required))
+	if (auto text = read_file(paths.tcmud_conf,
+				   paths.tcmud_conf_required ? if_missing::error : if_missing::empty))
 		ok &= parse_tcmud_conf(*text, paths.tcmud_conf, &from_tcmud, errors);
 	else
 		unreadable(text.error());

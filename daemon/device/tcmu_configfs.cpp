@@ -138,11 +138,18 @@ int tcmu_configfs::unit_serial(std::string &out) const
 	return 0;
 }
 
-int tcmu_configfs::block_dev(bool block) const
+int tcmu_configfs::block_dev() const
 {
 	if (!valid_)
 		return -EINVAL;
-	return write_attribute(dir_ / "action" / "block_dev", block ? "1" : "0");
+	return write_attribute(dir_ / "action" / "block_dev", "1");
+}
+
+int tcmu_configfs::unblock_dev() const
+{
+	if (!valid_)
+		return -EINVAL;
+	return write_attribute(dir_ / "action" / "block_dev", "0");
 }
 
 int tcmu_configfs::reset_ring(ring_reset_level level) const

@@ -54,7 +54,8 @@ public:
 	int device_index(uint32_t &out) const;
 
 	// action/block_dev: 1 stops the kernel queueing to the ring, 0 resumes.
-	int block_dev(bool block) const;
+	int block_dev() const;
+	int unblock_dev() const;
 	// action/reset_ring: fails commands in flight and zeroes head and tail.
 	int reset_ring(ring_reset_level level) const;
 

@@ -83,9 +83,9 @@ TEST_CASE("info is read as text")
 TEST_CASE("block_dev writes 1 to block and 0 to unblock")
 {
 	configfs_device d;
-	REQUIRE(d.cfg.block_dev(true) == 0);
+	REQUIRE(d.cfg.block_dev() == 0);
 	CHECK(fake_tree::read(d.dir / "action" / "block_dev") == "1");
-	REQUIRE(d.cfg.block_dev(false) == 0);
+	REQUIRE(d.cfg.unblock_dev() == 0);
 	CHECK(fake_tree::read(d.dir / "action" / "block_dev") == "0");
 }
 
@@ -121,7 +121,8 @@ TEST_CASE("a device name that is not one path component is refused")
 	tcmu_configfs cfg(t.roots, 1, "..");
 	std::string s;
 	CHECK(cfg.info(s) == -EINVAL);
-	CHECK(cfg.block_dev(true) == -EINVAL);
+	CHECK(cfg.block_dev() == -EINVAL);
+	CHECK(cfg.unblock_dev() == -EINVAL);
 	CHECK(cfg.reset_ring(ring_reset_level::busy) == -EINVAL);
 }
 
