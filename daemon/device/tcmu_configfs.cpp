@@ -53,21 +53,9 @@ int tcmu_configfs::read_attrib_u64(std::string_view name, uint64_t &out) const
 	return parse_u64(text, out);
 }
 
-int tcmu_configfs::write_attrib(std::string_view name, std::string_view value) const
-{
-	if (!valid_ || !is_safe_path_component(name))
-		return -EINVAL;
-	return write_attribute(dir_ / "attrib" / std::string(name), value);
-}
-
 int tcmu_configfs::hw_block_size(uint32_t &out) const
 {
 	return read_u32(*this, "hw_block_size", out);
-}
-
-int tcmu_configfs::hw_max_sectors(uint32_t &out) const
-{
-	return read_u32(*this, "hw_max_sectors", out);
 }
 
 int tcmu_configfs::dev_size(uint64_t &out) const

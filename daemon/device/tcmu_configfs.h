@@ -30,10 +30,8 @@ public:
 	// attrib/<name>. -EINVAL for a name that is not one path component.
 	int read_attrib(std::string_view name, std::string &out) const;
 	int read_attrib_u64(std::string_view name, uint64_t &out) const;
-	int write_attrib(std::string_view name, std::string_view value) const;
 
 	int hw_block_size(uint32_t &out) const;
-	int hw_max_sectors(uint32_t &out) const;
 	int dev_size(uint64_t &out) const;
 	int emulate_write_cache(bool &out) const;
 
