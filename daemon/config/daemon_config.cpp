@@ -31,28 +31,32 @@ bool valid_key(std::string_view key)
 	return true;
 }
 
-// "" if the line is blank, a comment or "key = value" (then *key, *value
-// are set), else what is wrong with it.
-std::string split_line(std::string_view line, std::string_view *key, std::string_view *value)
+// Success if the line is blank, a comment or "key = value" (then *key,
+// *value are set), else EINVAL and what is wrong with it.
+setup_result<void> split_line(std::string_view line, std::string_view *key, std::string_view *value)
 {
 	line = trim(line);
 	*key = {};
 	if (line.empty() || line[0] == '#')
-		return "";
+		return {};
 	size_t eq = line.find('=');
 	if (eq == std::string_view::npos)
-		return "expected \"key = value\", found \"" + std::string(line) + "\"";
+		return setup_error{EINVAL,
+				   "expected \"key = value\", found \"" + std::string(line) + "\""};
 	*key = trim(line.substr(0, eq));
 	if (!valid_key(*key))
-		return "\"" + std::string(*key) + "\" is not a key (lower-case letters, digits, _)";
+		return setup_error{EINVAL, "\"" + std::string(*key) + "\" is not a key "
+						   "(lower-case letters, digits, _)"};
 	std::string_view v = trim(line.substr(eq + 1));
 	if (!v.empty() && v[0] == '"') {
 		size_t close = v.find('"', 1);
 		if (close == std::string_view::npos)
-			return std::string(*key) + ": the quoted value has no closing \"";
+			return setup_error{EINVAL, std::string(*key) +
+							   ": the quoted value has no closing \""};
 		std::string_view rest = trim(v.substr(close + 1));
 		if (!rest.empty() && rest[0] != '#')
-			return std::string(*key) + ": unexpected text after the quoted value";
+			return setup_error{EINVAL, std::string(*key) +
+							   ": unexpected text after the quoted value"};
 		*value = v.substr(1, close - 1);
 	} else {
 		// '#' after white space starts a comment; inside a word it is text.
@@ -64,8 +68,8 @@ std::string split_line(std::string_view line, std::string_view *key, std::string
 		*value = trim(v.substr(0, hash));
 	}
 	if (value->empty())
-		return std::string(*key) + " has no value";
-	return "";
+		return setup_error{EINVAL, std::string(*key) + " has no value"};
+	return {};
 }
 
 bool parse_number(std::string_view text, unsigned long lo, unsigned long hi, unsigned long *out)
@@ -89,92 +93,96 @@ std::string quoted(std::string_view v)
 	return "\"" + std::string(v) + "\"";
 }
 
-using key_setter = std::string (*)(std::string_view value, daemon_config *out);
+using key_setter = setup_result<void> (*)(std::string_view value, daemon_config *out);
 
-std::string set_log_level_name(std::string_view v, daemon_config *out)
+setup_result<void> set_log_level_name(std::string_view v, daemon_config *out)
 {
 	log_level level;
 	if (!parse_log_level(v, &level))
-		return "log_level: " + quoted(v) + " is not one of error, warn, info, debug";
+		return setup_error{EINVAL, "log_level: " + quoted(v) +
+						   " is not one of error, warn, info, debug"};
 	out->level = level;
-	return "";
+	return {};
 }
 
-std::string set_log_dir(std::string_view v, daemon_config *out)
+setup_result<void> set_log_dir(std::string_view v, daemon_config *out)
 {
 	if (v[0] != '/')
-		return "log_dir: " + quoted(v) + " is not an absolute path";
+		return setup_error{EINVAL, "log_dir: " + quoted(v) + " is not an absolute path"};
 	out->log_dir = std::string(v);
-	return "";
+	return {};
 }
 
-std::string set_control_socket(std::string_view v, daemon_config *out)
+setup_result<void> set_control_socket(std::string_view v, daemon_config *out)
 {
-	if (std::string why = check_control_socket(v); !why.empty())
-		return "control_socket: " + why;
+	if (auto checked = check_control_socket(v); !checked)
+		return setup_error{EINVAL, "control_socket: " + checked.error().message};
 	out->control_socket = std::string(v);
-	return "";
+	return {};
 }
 
-std::string set_max_in_flight(std::string_view v, daemon_config *out)
+setup_result<void> set_max_in_flight(std::string_view v, daemon_config *out)
 {
 	unsigned long n;
 	if (!parse_number(v, 1, 65535, &n))
-		return "max_in_flight: " + quoted(v) + " is not a number from 1 to 65535 (cmd_id is 16 bits)";
+		return setup_error{EINVAL, "max_in_flight: " + quoted(v) + " is not a number "
+						   "from 1 to 65535 (cmd_id is 16 bits)"};
 	out->max_in_flight = size_t(n);
-	return "";
+	return {};
 }
 
-std::string set_uring_entries(std::string_view v, daemon_config *out)
+setup_result<void> set_uring_entries(std::string_view v, daemon_config *out)
 {
 	unsigned long n;
 	if (!parse_number(v, 8, 32768, &n))
-		return "uring_entries: " + quoted(v) + " is not a number from 8 to 32768";
+		return setup_error{EINVAL, "uring_entries: " + quoted(v) +
+						   " is not a number from 8 to 32768"};
 	out->uring_entries = unsigned(n);
-	return "";
+	return {};
 }
 
-std::string set_max_transfer_kb(std::string_view v, daemon_config *out)
+setup_result<void> set_max_transfer_kb(std::string_view v, daemon_config *out)
 {
 	unsigned long n;
 	if (!parse_number(v, 4, 1048576, &n))
-		return "max_transfer_kb: " + quoted(v) + " is not a number from 4 to 1048576";
+		return setup_error{EINVAL, "max_transfer_kb: " + quoted(v) +
+						   " is not a number from 4 to 1048576"};
 	out->max_transfer_kb = n;
-	return "";
+	return {};
 }
 
-std::string set_dbus(std::string_view v, daemon_config *out)
+setup_result<void> set_dbus(std::string_view v, daemon_config *out)
 {
 	if (v == "true")
 		out->dbus = true;
 	else if (v == "false")
 		out->dbus = false;
 	else
-		return "dbus: " + quoted(v) + " is neither true nor false";
-	return "";
+		return setup_error{EINVAL, "dbus: " + quoted(v) + " is neither true nor false"};
+	return {};
 }
 
-std::string set_queue_cpus(std::string_view v, daemon_config *out)
+setup_result<void> set_queue_cpus(std::string_view v, daemon_config *out)
 {
-	queue_placement p;
-	std::string why = parse_queue_placement(v, &p);
-	if (!why.empty())
-		return "queue_cpus: " + quoted(v) + ": " + why + " (want auto, none or a list "
-		       "like 0-3,8)";
-	out->queue_cpus = std::move(p);
-	return "";
+	auto p = parse_queue_placement(v);
+	if (!p)
+		return setup_error{EINVAL, "queue_cpus: " + quoted(v) + ": " + p.error().message +
+						   " (want auto, none or a list like 0-3,8)"};
+	out->queue_cpus = std::move(*p);
+	return {};
 }
 
 // tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
-std::string set_tcmu_log_level(std::string_view v, daemon_config *out)
+setup_result<void> set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
 	static constexpr log_level map[] = {log_level::error, log_level::error, log_level::warn,
 					    log_level::info,  log_level::debug, log_level::debug};
 	unsigned long n;
 	if (!parse_number(v, 0, 5, &n))
-		return "log_level: " + quoted(v) + " is not a tcmu-runner level from 0 to 5";
+		return setup_error{EINVAL, "log_level: " + quoted(v) +
+						   " is not a tcmu-runner level from 0 to 5"};
 	out->level = map[n];
-	return "";
+	return {};
 }
 
 struct key_table {
@@ -204,9 +212,8 @@ bool parse_with(const key_table &table, std::string_view text, std::string_view 
 			continue;
 		}
 		std::string_view key, value;
-		std::string why = split_line(line, &key, &value);
-		if (!why.empty()) {
-			fail(why);
+		if (auto split = split_line(line, &key, &value); !split) {
+			fail(split.error().message);
 			continue;
 		}
 		if (key.empty())
@@ -223,20 +230,21 @@ bool parse_with(const key_table &table, std::string_view text, std::string_view 
 			     std::to_string(seen->second) + ")");
 			continue;
 		}
-		why = setter->second(value, out);
-		if (!why.empty())
-			fail(why);
+		if (auto set = setter->second(value, out); !set)
+			fail(set.error().message);
 	}
 	return ok;
 }
 
-// The file's text; "" if it is missing and optional.
-setup_result<std::string> read_file(const std::string &path, bool required)
+enum class if_missing : uint8_t { empty, error };
+
+// The file's text; "" if it is missing and that is fine.
+setup_result<std::string> read_file(const std::string &path, if_missing missing)
 {
 	std::ifstream in(path);
 	if (!in) {
 		setup_error e{errno, path};
-		if (e.error == ENOENT && !required)
+		if (e.error == ENOENT && missing == if_missing::empty)
 			return std::string();
 		return e;
 	}
@@ -299,13 +307,13 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 	return parse_with(table, text, file_name, out, errors);
 }
 
-std::string check_control_socket(std::string_view path)
+setup_result<void> check_control_socket(std::string_view path)
 {
 	if (path == "none" || (path.starts_with('/') && path.size() <= 107 &&
 				 path.find('\0') == std::string_view::npos))
-		return "";
-	return quoted(path) + " is neither none nor an absolute path of at most 107 bytes"
-			      " (without NUL)";
+		return {};
+	return setup_error{EINVAL, quoted(path) + " is neither none nor an absolute path of at "
+						  "most 107 bytes (without NUL)"};
 }
 
 bool load_daemon_config(const config_paths &paths, daemon_config *out,
@@ -319,12 +327,13 @@ bool load_daemon_config(const config_paths &paths, daemon_config *out,
 		ok = false;
 	};
 	if (!paths.tcmu_conf.empty()) {
-		if (auto text = read_file(paths.tcmu_conf, false))
+		if (auto text = read_file(paths.tcmu_conf, if_missing::empty))
 			ok &= parse_tcmu_conf(*text, paths.tcmu_conf, &from_tcmu, errors);
 		else
 			unreadable(text.error());
 	}
-	if (auto text = read_file(paths.tcmud_conf, paths.tcmud_conf_required))
+	if (auto text = read_file(paths.tcmud_conf,
+				   paths.tcmud_conf_required ? if_missing::error : if_missing::empty))
 		ok &= parse_tcmud_conf(*text, paths.tcmud_conf, &from_tcmud, errors);
 	else
 		unreadable(text.error());

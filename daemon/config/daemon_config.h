@@ -29,6 +29,7 @@
 
 #include "config/queue_placement.h"
 #include "log/log.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -65,9 +66,9 @@ bool parse_tcmu_conf(std::string_view text, std::string_view file_name, daemon_c
 		     std::vector<std::string> *errors);
 
 // control_socket's rule, for the file and --control-socket alike: "none" or
-// an absolute path that fits a sockaddr_un (107 bytes). "" if acceptable,
-// else the reason.
-std::string check_control_socket(std::string_view path);
+// an absolute path that fits a sockaddr_un (107 bytes). EINVAL and the
+// reason if not.
+setup_result<void> check_control_socket(std::string_view path);
 
 // Reads both files (a missing file is fine unless required) and merges them:
 // tcmu.conf first, tcmud.conf over it. Returns true if there was no error.

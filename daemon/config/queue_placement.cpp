@@ -24,49 +24,47 @@ using cpu_set = std::bitset<max_cpu_number + 1>;
 
 // One "N" or "N-M" item of a list, appended to *cpus; *seen has every CPU
 // listed so far (a search of *cpus per CPU made "0-1023" quadratic).
-std::string parse_item(std::string_view item, std::vector<int> *cpus, cpu_set *seen)
+setup_result<void> parse_item(std::string_view item, std::vector<int> *cpus, cpu_set *seen)
 {
 	size_t dash = item.find('-');
 	int lo = parse_cpu(item.substr(0, dash));
 	int hi = dash == std::string_view::npos ? lo : parse_cpu(item.substr(dash + 1));
 	if (lo < 0 || hi < 0)
-		return "\"" + std::string(item) + "\" is not a CPU number from 0 to " +
-		       std::to_string(max_cpu_number) + " or a range N-M of them";
+		return setup_error{EINVAL, "\"" + std::string(item) +
+						   "\" is not a CPU number from 0 to " +
+						   std::to_string(max_cpu_number) +
+						   " or a range N-M of them"};
 	if (hi < lo)
-		return "the range \"" + std::string(item) + "\" runs backwards";
+		return setup_error{EINVAL,
+				   "the range \"" + std::string(item) + "\" runs backwards"};
 	for (int c = lo; c <= hi; ++c) {
 		if (seen->test(size_t(c)))
-			return "CPU " + std::to_string(c) + " is listed twice";
+			return setup_error{EINVAL, "CPU " + std::to_string(c) + " is listed twice"};
 		seen->set(size_t(c));
 		cpus->push_back(c);
 	}
-	return "";
+	return {};
 }
 
 } // namespace
 
-std::string parse_queue_placement(std::string_view text, queue_placement *out)
+setup_result<queue_placement> parse_queue_placement(std::string_view text)
 {
-	if (text == "auto") {
-		*out = {queue_placement::mode::automatic, {}};
-		return "";
-	}
-	if (text == "none") {
-		*out = {queue_placement::mode::none, {}};
-		return "";
-	}
+	if (text == "auto")
+		return queue_placement{queue_placement::mode::automatic, {}};
+	if (text == "none")
+		return queue_placement{queue_placement::mode::none, {}};
 	queue_placement p{queue_placement::mode::list, {}};
 	cpu_set seen;
 	while (true) {
 		size_t comma = text.find(',');
-		if (std::string why = parse_item(text.substr(0, comma), &p.cpus, &seen); !why.empty())
-			return why;
+		if (auto item = parse_item(text.substr(0, comma), &p.cpus, &seen); !item)
+			return item.error();
 		if (comma == std::string_view::npos)
 			break;
 		text = text.substr(comma + 1);
 	}
-	*out = std::move(p);
-	return "";
+	return p;
 }
 
 int queue_cpu(const queue_placement &p, unsigned q, unsigned nr_queues, unsigned online_cpus)

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 
 struct queue_placement {
@@ -29,8 +31,9 @@ struct queue_placement {
 // The largest CPU number a list may name (CPU_SETSIZE - 1).
 inline constexpr int max_cpu_number = 1023;
 
-// "" and *out set, or what is wrong with text (no key name in it).
-std::string parse_queue_placement(std::string_view text, queue_placement *out);
+// The placement text names, or EINVAL and what is wrong with it (no key
+// name in the message).
+setup_result<queue_placement> parse_queue_placement(std::string_view text);
 
 // The CPU queue q of nr_queues runs on, or -1 for "not pinned".
 // online_cpus: how many CPUs are online (at least 1).

@@ -77,11 +77,7 @@ setup_result<control_reply> control_client::request(const control_request &req, 
 	auto line = request_line(format_request(req), timeout_ms);
 	if (!line)
 		return line.error();
-	std::string why;
-	auto reply = parse_reply(*line, &why);
-	if (!reply)
-		return setup_error{EPROTO, why};
-	return std::move(*reply);
+	return parse_reply(*line);
 }
 
 } // namespace tcmud::control

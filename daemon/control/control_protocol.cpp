@@ -3,6 +3,9 @@
 
 #include "control/json.h"
 
+#include <cerrno>
+#include <utility>
+
 namespace tcmud::control {
 namespace {
 
@@ -57,155 +60,154 @@ void write_device(json_writer &w, const device_report &d, bool with_stats)
 	w.end_object();
 }
 
-// Each reader takes a member of the right type or says which is wrong.
-bool get_u64(const json_value &o, std::string_view k, uint64_t &out, std::string *error)
+// Each reader takes a member of the right type or says (EPROTO) which is
+// wrong.
+setup_error bad_reply(std::string what)
+{
+	return setup_error{EPROTO, "reply: " + std::move(what)};
+}
+
+setup_result<void> get_u64(const json_value &o, std::string_view k, uint64_t &out)
 {
 	const json_value *v = o.find(k);
 	auto n = v ? v->as_u64() : std::nullopt;
-	if (!n) {
-		*error = "reply: '" + std::string(k) + "' is missing or not a count";
-		return false;
-	}
+	if (!n)
+		return bad_reply("'" + std::string(k) + "' is missing or not a count");
 	out = *n;
-	return true;
+	return {};
 }
 
 // For counters added after the first release: a daemon that predates them
 // (tcmudctl upgraded first) simply has none to report.
-bool get_optional_u64(const json_value &o, std::string_view k, uint64_t &out, std::string *error)
+setup_result<void> get_optional_u64(const json_value &o, std::string_view k, uint64_t &out)
 {
 	if (!o.find(k)) {
 		out = 0;
-		return true;
+		return {};
 	}
-	return get_u64(o, k, out, error);
+	return get_u64(o, k, out);
 }
 
-bool get_string(const json_value &o, std::string_view k, std::string &out, std::string *error)
+setup_result<void> get_string(const json_value &o, std::string_view k, std::string &out)
 {
 	const json_value *v = o.find(k);
-	if (!v || !v->is_string()) {
-		*error = "reply: '" + std::string(k) + "' is missing or not a string";
-		return false;
-	}
+	if (!v || !v->is_string())
+		return bad_reply("'" + std::string(k) + "' is missing or not a string");
 	out = v->text;
-	return true;
+	return {};
 }
 
-bool read_counts(const json_value &arr, std::span<uint64_t> out, std::string *error)
+setup_result<void> read_counts(const json_value &arr, std::span<uint64_t> out)
 {
-	if (arr.type != json_value::kind::array || arr.items.size() != out.size()) {
-		*error = "reply: sense_keys is not an array of 16 counts";
-		return false;
-	}
+	if (arr.type != json_value::kind::array || arr.items.size() != out.size())
+		return bad_reply("sense_keys is not an array of 16 counts");
 	for (size_t i = 0; i < out.size(); ++i) {
 		auto n = arr.items[i].as_u64();
-		if (!n) {
-			*error = "reply: sense_keys holds a non-count";
-			return false;
-		}
+		if (!n)
+			return bad_reply("sense_keys holds a non-count");
 		out[i] = *n;
 	}
-	return true;
+	return {};
 }
 
-bool read_latency(const json_value &arr, stats::latency_counts &out, std::string *error)
+setup_result<void> read_latency(const json_value &arr, stats::latency_counts &out)
 {
-	*error = "reply: latency is not a list of [bucket,count] pairs";
+	auto bad = [] { return bad_reply("latency is not a list of [bucket,count] pairs"); };
 	if (arr.type != json_value::kind::array)
-		return false;
+		return bad();
 	for (const json_value &pair : arr.items) {
 		if (pair.type != json_value::kind::array || pair.items.size() != 2)
-			return false;
+			return bad();
 		auto i = pair.items[0].as_u64();
 		auto n = pair.items[1].as_u64();
 		if (!i || !n || *i >= out.size())
-			return false;
+			return bad();
 		out[*i] = *n;
 	}
-	error->clear();
-	return true;
+	return {};
 }
 
-bool read_queue(const json_value &o, stats::queue_snapshot &q, std::string *error)
+setup_result<void> read_queue(const json_value &o, stats::queue_snapshot &q)
 {
 	const json_value *sk = o.find("sense_keys");
 	const json_value *lat = o.find("latency");
-	if (!sk || !lat) {
-		*error = "reply: a queue without sense_keys or latency";
-		return false;
-	}
-	return get_u64(o, "commands", q.commands, error) &&
-	       get_u64(o, "bytes_read", q.bytes_read, error) &&
-	       get_u64(o, "bytes_written", q.bytes_written, error) &&
-	       get_u64(o, "errors", q.errors, error) &&
-	       get_u64(o, "malformed", q.malformed, error) &&
-	       get_u64(o, "doorbells", q.doorbells, error) &&
-	       get_u64(o, "tmrs", q.tmrs, error) && get_u64(o, "aborted", q.aborted, error) &&
-	       get_optional_u64(o, "ring_resets", q.ring_resets, error) &&
-	       get_optional_u64(o, "stale_results", q.stale_results, error) &&
-	       get_u64(o, "depth", q.depth, error) &&
-	       get_u64(o, "max_depth", q.max_depth, error) &&
-	       read_counts(*sk, q.sense_keys, error) && read_latency(*lat, q.latency, error);
+	if (!sk || !lat)
+		return bad_reply("a queue without sense_keys or latency");
+	const std::pair<std::string_view, uint64_t *> counts[] = {
+		{"commands", &q.commands}, {"bytes_read", &q.bytes_read},
+		{"bytes_written", &q.bytes_written}, {"errors", &q.errors},
+		{"malformed", &q.malformed}, {"doorbells", &q.doorbells},
+		{"tmrs", &q.tmrs}, {"aborted", &q.aborted},
+		{"depth", &q.depth}, {"max_depth", &q.max_depth},
+	};
+	for (auto [k, out] : counts)
+		if (auto got = get_u64(o, k, *out); !got)
+			return got;
+	const std::pair<std::string_view, uint64_t *> later_counts[] = {
+		{"ring_resets", &q.ring_resets}, {"stale_results", &q.stale_results},
+	};
+	for (auto [k, out] : later_counts)
+		if (auto got = get_optional_u64(o, k, *out); !got)
+			return got;
+	if (auto got = read_counts(*sk, q.sense_keys); !got)
+		return got;
+	return read_latency(*lat, q.latency);
 }
 
-bool read_device(const json_value &o, device_report &d, std::string *error)
+setup_result<void> read_device(const json_value &o, device_report &d)
 {
+	const std::pair<std::string_view, std::string *> strings[] = {
+		{"name", &d.name}, {"hba", &d.hba}, {"uio", &d.uio},
+		{"subtype", &d.subtype}, {"cfgstring", &d.cfgstring}, {"state", &d.state},
+	};
+	for (auto [k, out] : strings)
+		if (auto got = get_string(o, k, *out); !got)
+			return got;
 	uint64_t block = 0, nq = 0, entries = 0;
-	if (!(get_string(o, "name", d.name, error) && get_string(o, "hba", d.hba, error) &&
-	      get_string(o, "uio", d.uio, error) && get_string(o, "subtype", d.subtype, error) &&
-	      get_string(o, "cfgstring", d.cfgstring, error) &&
-	      get_string(o, "state", d.state, error) &&
-	      get_u64(o, "size", d.size_bytes, error) && get_u64(o, "block_size", block, error) &&
-	      get_u64(o, "nr_queues", nq, error) &&
-	      get_u64(o, "max_in_flight", d.max_in_flight, error) &&
-	      get_u64(o, "uring_entries", entries, error)))
-		return false;
+	const std::pair<std::string_view, uint64_t *> counts[] = {
+		{"size", &d.size_bytes}, {"block_size", &block}, {"nr_queues", &nq},
+		{"max_in_flight", &d.max_in_flight}, {"uring_entries", &entries},
+	};
+	for (auto [k, out] : counts)
+		if (auto got = get_u64(o, k, *out); !got)
+			return got;
 	d.block_size = uint32_t(block);
 	d.nr_queues = uint32_t(nq);
 	d.uring_entries = uint32_t(entries);
 	const json_value *qs = o.find("queues");
 	if (!qs)
-		return true;
-	if (qs->type != json_value::kind::array) {
-		*error = "reply: queues is not an array";
-		return false;
-	}
+		return {};
+	if (qs->type != json_value::kind::array)
+		return bad_reply("queues is not an array");
 	d.queues.resize(qs->items.size());
 	for (size_t i = 0; i < qs->items.size(); ++i)
-		if (!read_queue(qs->items[i], d.queues[i], error))
-			return false;
-	return true;
+		if (auto got = read_queue(qs->items[i], d.queues[i]); !got)
+			return got;
+	return {};
 }
 
 } // namespace
 
-std::optional<control_request> parse_request(std::string_view line, std::string *error)
+setup_result<control_request> parse_request(std::string_view line)
 {
-	std::string why;
-	auto v = parse_json(line, &why);
-	if (!v) {
-		*error = "malformed request (" + why + ")";
-		return std::nullopt;
-	}
-	if (v->type != json_value::kind::object) {
-		*error = "malformed request (not a JSON object)";
-		return std::nullopt;
-	}
+	auto malformed = [](const std::string &why) {
+		return setup_error{EINVAL, "malformed request (" + why + ")"};
+	};
+	auto v = parse_json(line);
+	if (!v)
+		return malformed(v.error().message);
+	if (v->type != json_value::kind::object)
+		return malformed("not a JSON object");
 	const json_value *cmd = v->find("command");
-	if (!cmd || !cmd->is_string()) {
-		*error = "malformed request (no \"command\" string)";
-		return std::nullopt;
-	}
+	if (!cmd || !cmd->is_string())
+		return malformed("no \"command\" string");
 	control_request req;
-	if (cmd->text == "list") {
+	if (cmd->text == "list")
 		req.what = control_request::kind::list;
-	} else if (cmd->text == "stats") {
+	else if (cmd->text == "stats")
 		req.what = control_request::kind::stats;
-	} else {
-		*error = "unknown command '" + cmd->text + "' (list, stats)";
-		return std::nullopt;
-	}
+	else
+		return setup_error{EINVAL, "unknown command '" + cmd->text + "' (list, stats)"};
 	for (const auto &[k, val] : v->members) {
 		if (k == "command")
 			continue;
@@ -213,8 +215,8 @@ std::optional<control_request> parse_request(std::string_view line, std::string 
 			req.device = val.text;
 			continue;
 		}
-		*error = "unexpected or invalid member '" + k + "' for " + cmd->text;
-		return std::nullopt;
+		return setup_error{EINVAL,
+				   "unexpected or invalid member '" + k + "' for " + cmd->text};
 	}
 	return req;
 }
@@ -239,10 +241,9 @@ std::string format_error(std::string_view message)
 
 std::string answer(std::string_view line, const report_source &source, uint64_t time_ns)
 {
-	std::string error;
-	auto req = parse_request(line, &error);
+	auto req = parse_request(line);
 	if (!req)
-		return format_error(error);
+		return format_error(req.error().message);
 	bool with_stats = req->what == control_request::kind::stats;
 	std::vector<device_report> devices = source(with_stats);
 	if (!req->device.empty()) {
@@ -262,36 +263,33 @@ std::string answer(std::string_view line, const report_source &source, uint64_t 
 	return w.text();
 }
 
-std::optional<control_reply> parse_reply(std::string_view line, std::string *error)
+setup_result<control_reply> parse_reply(std::string_view line)
 {
-	std::string why;
-	auto v = parse_json(line, &why);
-	if (!v || v->type != json_value::kind::object) {
-		*error = "malformed reply from the daemon" + (why.empty() ? "" : " (" + why + ")");
-		return std::nullopt;
-	}
+	auto v = parse_json(line);
+	if (!v)
+		return setup_error{EPROTO,
+				   "malformed reply from the daemon (" + v.error().message + ")"};
+	if (v->type != json_value::kind::object)
+		return setup_error{EPROTO, "malformed reply from the daemon"};
 	const json_value *ok = v->find("ok");
-	if (!ok || ok->type != json_value::kind::boolean) {
-		*error = "malformed reply from the daemon (no \"ok\")";
-		return std::nullopt;
-	}
+	if (!ok || ok->type != json_value::kind::boolean)
+		return setup_error{EPROTO, "malformed reply from the daemon (no \"ok\")"};
 	if (!ok->boolean) {
 		const json_value *msg = v->find("error");
-		*error = msg && msg->is_string() ? msg->text : "the daemon refused the request";
-		return std::nullopt;
+		return setup_error{EPROTO, msg && msg->is_string()
+						   ? msg->text
+						   : "the daemon refused the request"};
 	}
 	control_reply r;
-	if (!get_u64(*v, "time_ns", r.time_ns, error))
-		return std::nullopt;
+	if (auto got = get_u64(*v, "time_ns", r.time_ns); !got)
+		return got.error();
 	const json_value *devs = v->find("devices");
-	if (!devs || devs->type != json_value::kind::array) {
-		*error = "reply: devices is missing";
-		return std::nullopt;
-	}
+	if (!devs || devs->type != json_value::kind::array)
+		return bad_reply("devices is missing");
 	r.devices.resize(devs->items.size());
 	for (size_t i = 0; i < devs->items.size(); ++i)
-		if (!read_device(devs->items[i], r.devices[i], error))
-			return std::nullopt;
+		if (auto got = read_device(devs->items[i], r.devices[i]); !got)
+			return got.error();
 	return r;
 }
 

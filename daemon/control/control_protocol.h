@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "stats/queue_stats.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud::control {
 
@@ -50,7 +51,9 @@ struct device_report {
 // the server. with_stats: fill device_report::queues.
 using report_source = std::function<std::vector<device_report>(bool with_stats)>;
 
-std::optional<control_request> parse_request(std::string_view line, std::string *error);
+// The request a line asks for, or EINVAL and why it is malformed (the
+// message answer() sends back).
+setup_result<control_request> parse_request(std::string_view line);
 std::string format_request(const control_request &req);
 
 // The reply line (without the newline) to one request line.
@@ -62,8 +65,8 @@ struct control_reply {
 	std::vector<device_report> devices;
 };
 
-// A reply line as a client reads it. nullopt with *error: the daemon's own
-// error message, or why the line is not a valid reply.
-std::optional<control_reply> parse_reply(std::string_view line, std::string *error);
+// A reply line as a client reads it, or EPROTO with the daemon's own error
+// message or why the line is not a valid reply.
+setup_result<control_reply> parse_reply(std::string_view line);
 
 } // namespace tcmud::control

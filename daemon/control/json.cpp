@@ -326,15 +326,13 @@ private:
 
 } // namespace
 
-std::optional<json_value> parse_json(std::string_view text, std::string *error)
+setup_result<json_value> parse_json(std::string_view text)
 {
 	parser p(text);
 	json_value v;
 	if (p.parse(v, 0) && p.at_end())
 		return v;
-	if (error)
-		*error = p.error();
-	return std::nullopt;
+	return setup_error{EINVAL, p.error()};
 }
 
 } // namespace tcmud::control

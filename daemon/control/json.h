@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud::control {
 
 class json_writer {
@@ -51,7 +53,7 @@ struct json_value {
 
 // Parses one complete JSON text (surrounding whitespace allowed). Nesting
 // deeper than 32 is refused, so a hostile line cannot exhaust the stack.
-// nullopt with *error set ("at byte N: what") on malformed input.
-std::optional<json_value> parse_json(std::string_view text, std::string *error);
+// EINVAL and "at byte N: what" on malformed input.
+setup_result<json_value> parse_json(std::string_view text);
 
 } // namespace tcmud::control

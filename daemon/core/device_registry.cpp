@@ -36,12 +36,12 @@ void device_registry::add_scanned(const uio_device_info &info)
 	uint32_t index = 0;
 	// Unreadable enable: assume a served device, the common case.
 	if (cfg.enabled(enabled) < 0 || enabled) {
-		add_device(info, true);
+		add_device(info, ring_origin::take_over);
 		return;
 	}
 	// Never served: its ring is fresh, no take-over. Answer even a failure,
 	// or the configfs write that created it never returns.
-	int rc = add_device(info, false);
+	int rc = add_device(info, ring_origin::fresh);
 	std::string name = info.name.subtype + "/" + info.name.device;
 	if (cfg.device_index(index) < 0) {
 		log_error("", "%s: waits for a daemon's reply but its device index is unreadable",
@@ -65,12 +65,12 @@ int device_registry::add(uint32_t minor)
 		log_error("", "%s: not a usable tcm-user device: %s", uio.c_str(), strerror(-error));
 		return error;
 	}
-	return add_device(info, false);
+	return add_device(info, ring_origin::fresh);
 }
 
-int device_registry::add_device(const uio_device_info &info, bool takeover)
+int device_registry::add_device(const uio_device_info &info, ring_origin origin)
 {
-	auto dev = tcmu_device::open(roots_, info, opts_, takeover);
+	auto dev = tcmu_device::open(roots_, info, opts_, origin);
 	if (!dev)
 		return dev.error().negative_errno();
 	devices_.emplace(info.minor, std::move(*dev));

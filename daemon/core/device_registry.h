@@ -45,7 +45,7 @@ public:
 	const std::map<uint32_t, std::unique_ptr<tcmu_device>> &devices() const { return devices_; }
 
 private:
-	int add_device(const uio_device_info &info, bool takeover);
+	int add_device(const uio_device_info &info, ring_origin origin);
 	void add_scanned(const uio_device_info &info);
 
 	device_roots roots_;

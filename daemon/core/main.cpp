@@ -159,8 +159,9 @@ int parse_args(int argc, char **argv, options &o)
 		case 'd': o.cli.log_dir = optarg; break;
 		case 'n': o.cli.dbus = false; break;
 		case 'S':
-			if (std::string why = check_control_socket(optarg); !why.empty()) {
-				std::fprintf(stderr, "tcmud: --control-socket: %s\n", why.c_str());
+			if (auto checked = check_control_socket(optarg); !checked) {
+				std::fprintf(stderr, "tcmud: --control-socket: %s\n",
+					     checked.error().message.c_str());
 				return 2;
 			}
 			o.cli.control_socket = optarg;
@@ -180,13 +181,13 @@ int parse_args(int argc, char **argv, options &o)
 			o.cli.uring_entries = unsigned(n);
 			break;
 		case 'q': {
-			queue_placement p;
-			if (std::string why = parse_queue_placement(optarg, &p); !why.empty()) {
+			auto p = parse_queue_placement(optarg);
+			if (!p) {
 				std::fprintf(stderr, "tcmud: --queue-cpus: %s (want auto, none or a "
-					     "list like 0-3,8)\n", why.c_str());
+					     "list like 0-3,8)\n", p.error().message.c_str());
 				return 2;
 			}
-			o.cli.queue_cpus = std::move(p);
+			o.cli.queue_cpus = std::move(*p);
 			break;
 		}
 		case 'h': usage(stdout); return 1;

@@ -474,7 +474,7 @@ void queue_worker::refuse(const ring_malformed &bad)
 	std::array<uint8_t, sense_buffer_size> sense{};
 	size_t len = scsi::sense_builder(scsi::HARDWARE_ERROR,
 					 scsi::ASC_INTERNAL_TARGET_FAILURE)
-			     .build(params_.lu->descriptor_sense(), sense);
+			     .build(scsi::sense_format_for(params_.lu->descriptor_sense()), sense);
 	ring_->complete(bad.cmd_id, scsi::SAM_STAT_CHECK_CONDITION, std::span(sense).first(len));
 	completions_pending_ = true;
 }

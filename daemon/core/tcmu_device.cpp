@@ -41,12 +41,12 @@ tcmu_device::~tcmu_device()
 setup_result<std::unique_ptr<tcmu_device>> tcmu_device::open(const device_roots &roots,
 							      const uio_device_info &info,
 							      const device_options &opts,
-							      bool takeover)
+							      ring_origin origin)
 {
 	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
 	setup_result<void> done = dev->open_backstore();
 	if (done)
-		done = dev->start_queues(opts, takeover);
+		done = dev->start_queues(opts, origin);
 	if (!done) {
 		log_error(dev->prefix_, "%s", done.error().what().c_str());
 		return done.error();
@@ -119,7 +119,7 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 // attach to the empty ring and unblock once the workers run.
 void tcmu_device::take_over()
 {
-	int rc = configfs_.block_dev(true);
+	int rc = configfs_.block_dev();
 	if (rc == 0)
 		rc = configfs_.reset_ring(ring_reset_level::busy);
 	if (rc < 0)
@@ -129,8 +129,9 @@ void tcmu_device::take_over()
 		log_info(prefix_, "taken over: ring reset, unanswered commands retried by the initiator");
 }
 
-setup_result<void> tcmu_device::start_queues(const device_options &opts, bool takeover)
+setup_result<void> tcmu_device::start_queues(const device_options &opts, ring_origin origin)
 {
+	const bool takeover = origin == ring_origin::take_over;
 	if (takeover)
 		take_over();
 	// Unblocked whatever happens next: a device left blocked would hang
@@ -138,7 +139,7 @@ setup_result<void> tcmu_device::start_queues(const device_options &opts, bool ta
 	struct unblock {
 		const tcmu_configfs &cfg;
 		bool armed;
-		~unblock() { if (armed) cfg.block_dev(false); }
+		~unblock() { if (armed) cfg.unblock_dev(); }
 	} unblock_on_exit{configfs_, takeover};
 	uio_open_options uo;
 	uo.nonblocking = true; // the worker reads the event count after a poll
@@ -253,10 +254,10 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	// kernel reset_ring resets every queue's ring; the other workers
 	// notice (command_ring::sync_with_kernel).
 	qp.reset_ring = [cfg = configfs_, pfx = prefix_, q] {
-		int rc = cfg.block_dev(true);
+		int rc = cfg.block_dev();
 		if (rc == 0) {
 			rc = cfg.reset_ring(ring_reset_level::busy);
-			int unblock = cfg.block_dev(false);
+			int unblock = cfg.unblock_dev();
 			if (rc == 0)
 				rc = unblock;
 		}

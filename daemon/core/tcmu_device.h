@@ -31,17 +31,22 @@ struct device_options {
 	uint64_t max_transfer_bytes = 8 << 20;
 };
 
+// Where a device's ring comes from: created while we ran (fresh), or served
+// by a daemon before us, which may have left commands in it (take_over).
+enum class ring_origin : uint8_t { fresh, take_over };
+
 class tcmu_device {
 public:
 	// Opens the uio device, the backstore its subtype names and starts
 	// serving; or says why not (already logged with the device's prefix,
 	// which only the device knows).
-	// takeover: the device existed before this daemon (a restart or a
-	// crash of the previous one): its ring is reset first, see take_over().
+	// ring_origin::take_over: the device existed before this daemon (a
+	// restart or a crash of the previous one): its ring is reset first,
+	// see take_over().
 	static setup_result<std::unique_ptr<tcmu_device>> open(const device_roots &roots,
 								const uio_device_info &info,
 								const device_options &opts,
-								bool takeover);
+								ring_origin origin);
 	~tcmu_device();
 	tcmu_device(const tcmu_device &) = delete;
 	tcmu_device &operator=(const tcmu_device &) = delete;
@@ -65,7 +70,7 @@ public:
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);
 	setup_result<void> open_backstore();
-	setup_result<void> start_queues(const device_options &opts, bool takeover);
+	setup_result<void> start_queues(const device_options &opts, ring_origin origin);
 	void take_over();
 	setup_result<void> make_logical_unit(const backstore_config &bc);
 

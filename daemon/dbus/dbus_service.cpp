@@ -46,11 +46,11 @@ gboolean on_check_config(TcmudTCMUService1 *object, GDBusMethodInvocation *invoc
 			 const gchar *configstr, gpointer user_data)
 {
 	const auto *h = static_cast<const handler_ops *>(user_data);
-	std::string reason = check_config_string(*h, configstr);
+	auto checked = check_config_string(*h, configstr);
+	std::string reason = checked ? "success" : checked.error().what();
 	log_debug("", "D-Bus CheckConfig(\"%s\"): %s", configstr,
-		  reason.empty() ? "valid" : reason.c_str());
-	tcmud_tcmuservice1_complete_check_config(object, invocation, reason.empty(),
-						 reason.empty() ? "success" : reason.c_str());
+		  checked ? "valid" : reason.c_str());
+	tcmud_tcmuservice1_complete_check_config(object, invocation, checked.ok(), reason.c_str());
 	return TRUE;
 }
 

@@ -53,21 +53,9 @@ int tcmu_configfs::read_attrib_u64(std::string_view name, uint64_t &out) const
 	return parse_u64(text, out);
 }
 
-int tcmu_configfs::write_attrib(std::string_view name, std::string_view value) const
-{
-	if (!valid_ || !is_safe_path_component(name))
-		return -EINVAL;
-	return write_attribute(dir_ / "attrib" / std::string(name), value);
-}
-
 int tcmu_configfs::hw_block_size(uint32_t &out) const
 {
 	return read_u32(*this, "hw_block_size", out);
-}
-
-int tcmu_configfs::hw_max_sectors(uint32_t &out) const
-{
-	return read_u32(*this, "hw_max_sectors", out);
 }
 
 int tcmu_configfs::dev_size(uint64_t &out) const
@@ -138,11 +126,18 @@ int tcmu_configfs::unit_serial(std::string &out) const
 	return 0;
 }
 
-int tcmu_configfs::block_dev(bool block) const
+int tcmu_configfs::block_dev() const
 {
 	if (!valid_)
 		return -EINVAL;
-	return write_attribute(dir_ / "action" / "block_dev", block ? "1" : "0");
+	return write_attribute(dir_ / "action" / "block_dev", "1");
+}
+
+int tcmu_configfs::unblock_dev() const
+{
+	if (!valid_)
+		return -EINVAL;
+	return write_attribute(dir_ / "action" / "block_dev", "0");
 }
 
 int tcmu_configfs::reset_ring(ring_reset_level level) const

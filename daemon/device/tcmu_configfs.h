@@ -30,10 +30,8 @@ public:
 	// attrib/<name>. -EINVAL for a name that is not one path component.
 	int read_attrib(std::string_view name, std::string &out) const;
 	int read_attrib_u64(std::string_view name, uint64_t &out) const;
-	int write_attrib(std::string_view name, std::string_view value) const;
 
 	int hw_block_size(uint32_t &out) const;
-	int hw_max_sectors(uint32_t &out) const;
 	int dev_size(uint64_t &out) const;
 	int emulate_write_cache(bool &out) const;
 
@@ -54,7 +52,8 @@ public:
 	int device_index(uint32_t &out) const;
 
 	// action/block_dev: 1 stops the kernel queueing to the ring, 0 resumes.
-	int block_dev(bool block) const;
+	int block_dev() const;
+	int unblock_dev() const;
 	// action/reset_ring: fails commands in flight and zeroes head and tail.
 	int reset_ring(ring_reset_level level) const;
 

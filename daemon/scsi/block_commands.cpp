@@ -28,7 +28,7 @@ command_task prefetch(command &cmd, uint64_t lba, uint64_t blocks)
 		no_data_io(cmd, block_op::prefetch, (lba + cursor) * bs, chunk * bs);
 		int64_t result = co_await submitted(cmd);
 		if (result < 0) {
-			cmd.finish_io_error(result, false, lba + cursor);
+			cmd.finish_io_error(result, io_kind::read, lba + cursor);
 			co_return;
 		}
 		cursor += chunk;
@@ -99,7 +99,7 @@ void emulate_send_diagnostic(command &cmd, int64_t)
 	io.iov = cmd.scratch_iov();
 	cmd.submit([](command &c, int64_t result) {
 		if (result < 0) {
-			c.finish_io_error(result, false, 0);
+			c.finish_io_error(result, io_kind::read, 0);
 			return;
 		}
 		c.finish_good();

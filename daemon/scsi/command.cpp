@@ -59,11 +59,11 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 	io_.atomic = false;
 }
 
-void command::begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense)
+void command::begin(logical_unit &lu, backstore_queue &queue, sense_format format)
 {
 	lu_ = &lu;
 	queue_ = &queue;
-	descriptor_sense_ = descriptor_sense;
+	sense_format_ = format;
 }
 
 void command::finish_good(uint64_t read_len)
@@ -85,7 +85,7 @@ void command::finish_check_condition(const sense_builder &sense)
 {
 	assert(!finished_);
 	status_ = SAM_STAT_CHECK_CONDITION;
-	sense_length_ = static_cast<uint8_t>(sense.build(descriptor_sense_, sense_));
+	sense_length_ = static_cast<uint8_t>(sense.build(sense_format_, sense_));
 	read_len_ = 0;
 	finished_ = true;
 }
@@ -96,12 +96,13 @@ void command::finish_check_condition(const sense_builder &sense)
 // backstores (see below). ENOSPC on a thin backing file is SBC-4's "space
 // allocation failed write protect". Transient shortages ask the initiator to
 // retry (BUSY); anything else is our fault: internal target failure.
-void command::finish_io_error(int64_t error, bool writing, uint64_t lba)
+void command::finish_io_error(int64_t error, io_kind kind, uint64_t lba)
 {
 	switch (-error) {
 	case EIO:
 		finish_check_condition(
-			sense_builder(MEDIUM_ERROR, writing ? ASC_WRITE_ERROR
+			sense_builder(MEDIUM_ERROR, kind == io_kind::write
+							    ? ASC_WRITE_ERROR
 							    : ASC_UNRECOVERED_READ_ERROR)
 				.information(lba));
 		return;

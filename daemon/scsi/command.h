@@ -36,6 +36,10 @@ namespace tcmud::scsi {
 class command;
 class logical_unit;
 
+// What a failed request was doing: a failed read and a failed write get
+// different sense (UNRECOVERED READ ERROR, WRITE ERROR).
+enum class io_kind : uint8_t { read, write };
+
 class command_owner {
 public:
 	// The command has finished; its result is valid. Called on the thread
@@ -115,7 +119,7 @@ public:
 	void finish_status(uint8_t status);
 	void finish_check_condition(const sense_builder &sense);
 	// Maps a backstore -errno to the sense SBC-4 expects (see command.cpp).
-	void finish_io_error(int64_t error, bool writing, uint64_t lba);
+	void finish_io_error(int64_t error, io_kind kind, uint64_t lba);
 
 	// The request submitted by submit(); its `done` is this command.
 	block_io &io() { return io_; }
@@ -128,6 +132,8 @@ public:
 	void submit_to(backstore_queue &queue, step_fn next);
 	// Continues with `next` now if `ready`, else once resume() is called.
 	void continue_when(bool ready, step_fn next);
+	// Continues with `next` once resume() is called.
+	void continue_on_resume(step_fn next) { next_ = next; }
 
 	range_lock::entry &range() { return range_; }
 	std::vector<iovec> &scratch_iov() { return scratch_iov_; }
@@ -154,7 +160,7 @@ public:
 
 	// --- for logical_unit ---
 
-	void begin(logical_unit &lu, backstore_queue &queue, bool descriptor_sense);
+	void begin(logical_unit &lu, backstore_queue &queue, sense_format format);
 	void run(step_fn first);
 	void resume(backstore_queue &queue);
 
@@ -175,7 +181,7 @@ private:
 	uint8_t sense_length_ = 0;
 	std::array<uint8_t, sense_buffer_size> sense_{};
 	uint64_t read_len_ = 0;
-	bool descriptor_sense_ = false;
+	sense_format sense_format_ = sense_format::fixed;
 
 	// The driver: see drive() for why completions are trampolined.
 	step_fn next_ = nullptr;

@@ -41,7 +41,7 @@ bool lock_awaiter::await_suspend(std::coroutine_handle<>) const
 		return false;
 	// Queued: the grant comes through command_owner::command_wake() and
 	// logical_unit::resume(), which runs this step.
-	cmd.continue_when(false, resume_task);
+	cmd.continue_on_resume(resume_task);
 	return true;
 }
 

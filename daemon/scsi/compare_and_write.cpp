@@ -76,7 +76,7 @@ command_task emulate_compare_and_write(command &cmd)
 		// -EOPNOTSUPP: not this one (rbd: only within one 512-byte
 		// sector); the two-step path below, atomic inside this daemon.
 		if (result != -EOPNOTSUPP) {
-			finish_result(cmd, result, true, lba);
+			finish_result(cmd, result, io_kind::write, lba);
 			co_return;
 		}
 	}
@@ -85,7 +85,7 @@ command_task emulate_compare_and_write(command &cmd)
 	std::span<uint8_t> medium = bounce_space(cmd, bytes);
 	buffer_io(cmd, block_op::read, offset, medium);
 	int64_t result = co_await submitted(cmd);
-	if (finish_if_failed(cmd, result, false, lba))
+	if (finish_if_failed(cmd, result, io_kind::read, lba))
 		co_return;
 	// INFORMATION: offset in the data-out buffer of the first byte that
 	// differs from the medium (SBC-4 5.3).
@@ -97,7 +97,7 @@ command_task emulate_compare_and_write(command &cmd)
 	data_io(cmd, block_op::write, offset, bytes, bytes);
 	cmd.io().fua = fua;
 	result = co_await submitted(cmd);
-	finish_result(cmd, result, true, lba);
+	finish_result(cmd, result, io_kind::write, lba);
 }
 
 } // namespace tcmud::scsi

@@ -111,10 +111,10 @@ std::span<uint8_t> bounce_space(command &cmd, uint64_t length);
 
 // After a request: releases the range lock (if held) and finishes with the
 // sense for a failed request (result < 0), else GOOD.
-void finish_result(command &cmd, int64_t result, bool writing, uint64_t lba);
+void finish_result(command &cmd, int64_t result, io_kind kind, uint64_t lba);
 // The same for a failed request only: true if it failed (and the command
 // is finished), false to go on.
-bool finish_if_failed(command &cmd, int64_t result, bool writing, uint64_t lba);
+bool finish_if_failed(command &cmd, int64_t result, io_kind kind, uint64_t lba);
 
 // Range-lock helpers for step emulations: the lock a write takes (continue
 // with `next` now or once granted), and the release after it (also for

@@ -159,20 +159,20 @@ void no_data_io(command &cmd, block_op op, uint64_t offset, uint64_t length)
 	io.iov = {};
 }
 
-void finish_result(command &cmd, int64_t result, bool writing, uint64_t lba)
+void finish_result(command &cmd, int64_t result, io_kind kind, uint64_t lba)
 {
-	if (!finish_if_failed(cmd, result, writing, lba)) {
+	if (!finish_if_failed(cmd, result, kind, lba)) {
 		release_lock(cmd);
 		cmd.finish_good();
 	}
 }
 
-bool finish_if_failed(command &cmd, int64_t result, bool writing, uint64_t lba)
+bool finish_if_failed(command &cmd, int64_t result, io_kind kind, uint64_t lba)
 {
 	if (result >= 0)
 		return false;
 	release_lock(cmd);
-	cmd.finish_io_error(result, writing, lba);
+	cmd.finish_io_error(result, kind, lba);
 	return true;
 }
 

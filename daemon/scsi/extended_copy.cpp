@@ -260,8 +260,13 @@ bool check_segments(command &cmd, copy_job &j)
 
 // --- the copy ---
 
-void finish_copy(command &cmd, const copy_job &j, bool ok)
+// How a copy ended: its held result says DONE or DONE WITH ERRORS, and a
+// failed copy finishes the command elsewhere (with its sense).
+enum class copy_end : uint8_t { succeeded, failed };
+
+void finish_copy(command &cmd, const copy_job &j, copy_end end)
 {
+	const bool ok = end == copy_end::succeeded;
 	if (j.hold)
 		cmd.lu().copy_results().hold(
 			j.list_id, {.held = true,
@@ -272,12 +277,12 @@ void finish_copy(command &cmd, const copy_job &j, bool ok)
 		cmd.finish_good();
 }
 
-void finish_copy_failed(command &cmd, const copy_job &j, int64_t error, bool writing)
+void finish_copy_failed(command &cmd, const copy_job &j, int64_t error, io_kind kind)
 {
-	finish_copy(cmd, j, false);
+	finish_copy(cmd, j, copy_end::failed);
 	asc_ascq code = ASC_THIRD_PARTY_DEVICE_FAILURE;
 	if (error == -EIO)
-		code = writing ? ASC_WRITE_ERROR : ASC_UNRECOVERED_READ_ERROR;
+		code = kind == io_kind::write ? ASC_WRITE_ERROR : ASC_UNRECOVERED_READ_ERROR;
 	finish_copy_aborted(cmd, code);
 }
 
@@ -368,7 +373,7 @@ command_task emulate_extended_copy(command &cmd)
 			int64_t result = co_await submitted(cmd, *src.queue);
 			src.lu->ranges().unlock(cmd.range());
 			if (result < 0) {
-				finish_copy_failed(cmd, *j, result, false);
+				finish_copy_failed(cmd, *j, result, io_kind::read);
 				co_return;
 			}
 
@@ -378,14 +383,14 @@ command_task emulate_extended_copy(command &cmd)
 			result = co_await submitted(cmd, *dst.queue);
 			dst.lu->ranges().unlock(cmd.range());
 			if (result < 0) {
-				finish_copy_failed(cmd, *j, result, true);
+				finish_copy_failed(cmd, *j, result, io_kind::write);
 				co_return;
 			}
 			done += chunk;
 			j->bytes += chunk * bs;
 		}
 	}
-	finish_copy(cmd, *j, true);
+	finish_copy(cmd, *j, copy_end::succeeded);
 }
 
 } // namespace tcmud::scsi

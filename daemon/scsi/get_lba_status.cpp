@@ -54,7 +54,7 @@ void emulate_get_lba_status(command &cmd, int64_t)
 		uint64_t left = std::min(capacity - lba, MAX_RUN_BLOCKS);
 		allocation_run run;
 		if (int rc = cmd.queue().allocation(lba * bs, left * bs, &run); rc < 0) {
-			cmd.finish_io_error(rc, false, lba);
+			cmd.finish_io_error(rc, io_kind::read, lba);
 			return;
 		}
 		// A run ends on the backstore's allocation unit; a block only

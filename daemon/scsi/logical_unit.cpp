@@ -152,7 +152,7 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 
 void logical_unit::execute(command &cmd, backstore_queue &queue)
 {
-	cmd.begin(*this, queue, descriptor_sense());
+	cmd.begin(*this, queue, sense_format_for(descriptor_sense()));
 	command::step_fn first = dispatch(*this, cmd);
 	// A rejected command still goes through run() so the owner is told
 	// the same way, exactly once.

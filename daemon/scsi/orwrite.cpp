@@ -47,7 +47,7 @@ command_task emulate_orwrite(command &cmd)
 		std::span<uint8_t> given = both.subspan(bytes);
 		buffer_io(cmd, block_op::read, offset, medium);
 		int64_t result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, false, f.lba + cursor))
+		if (finish_if_failed(cmd, result, io_kind::read, f.lba + cursor))
 			co_return;
 		copy_from_iovs(cmd.data(), cursor * bs, given);
 		for (uint64_t i = 0; i < bytes; i++)
@@ -55,7 +55,7 @@ command_task emulate_orwrite(command &cmd)
 		buffer_io(cmd, block_op::write, offset, medium);
 		cmd.io().fua = fua;
 		result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, true, f.lba + cursor))
+		if (finish_if_failed(cmd, result, io_kind::write, f.lba + cursor))
 			co_return;
 		cursor += chunk;
 	}

@@ -27,12 +27,18 @@ bool conflicts(const range_lock::entry &a, const range_lock::entry &b)
 	return (a.exclusive || b.exclusive) && overlaps(a, b);
 }
 
-void set_range(range_lock::entry &e, uint64_t first, uint64_t count, bool exclusive)
+struct range_request {
+	uint64_t first;
+	uint64_t count;
+	bool exclusive;
+};
+
+void set_range(range_lock::entry &e, const range_request &r)
 {
-	e.first = first;
+	e.first = r.first;
 	// A zero-length range still conflicts with nothing; saturate at the top.
-	e.end = (UINT64_MAX - first < count) ? UINT64_MAX : first + count;
-	e.exclusive = exclusive;
+	e.end = (UINT64_MAX - r.first < r.count) ? UINT64_MAX : r.first + r.count;
+	e.exclusive = r.exclusive;
 	e.wake_next = nullptr;
 }
 
@@ -56,7 +62,7 @@ void range_lock::list::remove(entry &e)
 bool range_lock::lock_shared(entry &e, uint64_t first, uint64_t count)
 {
 	assert(e.current == entry::state::idle);
-	set_range(e, first, count, false);
+	set_range(e, {.first = first, .count = count, .exclusive = false});
 	e.stripe = this_thread_stripe();
 	std::atomic<uint64_t> &mine = fast_[e.stripe].in_flight;
 	mine.fetch_add(1, std::memory_order_seq_cst);
@@ -74,7 +80,7 @@ bool range_lock::lock_shared(entry &e, uint64_t first, uint64_t count)
 bool range_lock::lock_exclusive(entry &e, uint64_t first, uint64_t count)
 {
 	assert(e.current == entry::state::idle);
-	set_range(e, first, count, true);
+	set_range(e, {.first = first, .count = count, .exclusive = true});
 	// Announce first, then look at the fast counters (in can_grant): the
 	// mirror image of lock_shared's increment-then-load.
 	exclusive_users_.fetch_add(1, std::memory_order_seq_cst);

@@ -53,7 +53,7 @@ void read_done(command &cmd, int64_t result)
 	}
 	release_lock(cmd);
 	if (result < 0) {
-		cmd.finish_io_error(result, false, w.lba);
+		cmd.finish_io_error(result, io_kind::read, w.lba);
 		return;
 	}
 	cmd.finish_good(w.blocks * cmd.lu().block_size());
@@ -75,7 +75,7 @@ void write_done(command &cmd, int64_t result)
 {
 	release_lock(cmd);
 	if (result < 0) {
-		cmd.finish_io_error(result, true, cmd.work().lba);
+		cmd.finish_io_error(result, io_kind::write, cmd.work().lba);
 		return;
 	}
 	cmd.finish_good();
@@ -95,7 +95,7 @@ void write_locked(command &cmd, int64_t)
 void flush_done(command &cmd, int64_t result)
 {
 	if (result < 0) {
-		cmd.finish_io_error(result, true, cmd.work().lba);
+		cmd.finish_io_error(result, io_kind::write, cmd.work().lba);
 		return;
 	}
 	cmd.finish_good();

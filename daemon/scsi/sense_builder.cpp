@@ -43,9 +43,9 @@ int sense_key_of(std::span<const uint8_t> sense)
 	return -1;
 }
 
-std::size_t sense_builder::build(bool descriptor_format, std::span<uint8_t> out) const
+std::size_t sense_builder::build(sense_format format, std::span<uint8_t> out) const
 {
-	return descriptor_format ? build_descriptor(out) : build_fixed(out);
+	return format == sense_format::descriptor ? build_descriptor(out) : build_fixed(out);
 }
 
 void sense_builder::put_sense_key_specific(std::span<uint8_t, 3> out) const

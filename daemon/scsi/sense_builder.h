@@ -32,6 +32,15 @@ constexpr field_pointer parameter_field(uint16_t byte, int8_t bit = -1)
 	return {.in_cdb = false, .byte = byte, .bit = bit};
 }
 
+// The two sense data formats (SPC-5 4.4): the initiator picks one with the
+// control mode page's D_SENSE bit, REQUEST SENSE with its DESC bit.
+enum class sense_format : uint8_t { fixed, descriptor };
+
+constexpr sense_format sense_format_for(bool descriptor)
+{
+	return descriptor ? sense_format::descriptor : sense_format::fixed;
+}
+
 class sense_builder {
 public:
 	// Fixed format: 18 bytes. Descriptor format: 8 bytes plus descriptors.
@@ -58,7 +67,7 @@ public:
 
 	// Writes the sense data into out (truncating if it is too small) and
 	// returns the number of bytes written.
-	std::size_t build(bool descriptor_format, std::span<uint8_t> out) const;
+	std::size_t build(sense_format format, std::span<uint8_t> out) const;
 
 private:
 	std::size_t build_fixed(std::span<uint8_t> out) const;

@@ -20,9 +20,9 @@ void emulate_test_unit_ready(command &cmd, int64_t)
 // for (SPC-5 6.39).
 void emulate_request_sense(command &cmd, int64_t)
 {
-	bool descriptor = cmd.cdb()[1] & 0x01;
+	const sense_format format = sense_format_for(cmd.cdb()[1] & 0x01);
 	std::array<uint8_t, sense_builder::FIXED_LENGTH> sense{};
-	std::size_t n = sense_builder(NO_SENSE, ASC_NO_ADDITIONAL_SENSE).build(descriptor, sense);
+	std::size_t n = sense_builder(NO_SENSE, ASC_NO_ADDITIONAL_SENSE).build(format, sense);
 	finish_data_in(cmd, std::span<const uint8_t>(sense.data(), n), cmd.cdb()[4]);
 }
 

@@ -141,7 +141,7 @@ command_task emulate_unmap(command &cmd)
 		no_data_io(cmd, block_op::discard, d.lba * bs, uint64_t{d.blocks} * bs);
 		cmd.io().fua = fua;
 		int64_t result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, true, d.lba))
+		if (finish_if_failed(cmd, result, io_kind::write, d.lba))
 			co_return;
 	}
 	release_lock(cmd);

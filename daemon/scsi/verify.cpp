@@ -43,9 +43,12 @@ std::optional<uint64_t> first_miscompare(command &cmd, uint8_t check, uint64_t c
 	return std::nullopt;
 }
 
-// VERIFY, and WRITE AND VERIFY when `write` (BYTCHK already checked).
-command_task verify(command &cmd, uint8_t check, bool write)
+enum class verify_kind : uint8_t { verify, write_and_verify };
+
+// VERIFY, or WRITE AND VERIFY (BYTCHK already checked).
+command_task verify(command &cmd, uint8_t check, verify_kind kind)
 {
+	const bool write = kind == verify_kind::write_and_verify;
 	lba_fields f = decode_lba_fields(cmd.cdb());
 	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
 		co_return;
@@ -66,7 +69,7 @@ command_task verify(command &cmd, uint8_t check, bool write)
 		// The verification must read what is on the medium, not a cache.
 		cmd.io().fua = true;
 		int64_t result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, true, f.lba))
+		if (finish_if_failed(cmd, result, io_kind::write, f.lba))
 			co_return;
 	}
 
@@ -76,7 +79,7 @@ command_task verify(command &cmd, uint8_t check, bool write)
 		std::span<uint8_t> medium = bounce_space(cmd, chunk * bs);
 		buffer_io(cmd, block_op::read, (f.lba + cursor) * bs, medium);
 		int64_t result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, false, f.lba + cursor))
+		if (finish_if_failed(cmd, result, io_kind::read, f.lba + cursor))
 			co_return;
 		if (check != BYTCHK_NONE) {
 			if (auto offset = first_miscompare(cmd, check, cursor, medium)) {
@@ -107,7 +110,7 @@ void emulate_verify(command &cmd, int64_t)
 		finish_invalid_cdb(cmd, 1, 2);
 		return;
 	}
-	run_task(cmd, verify(cmd, check, false));
+	run_task(cmd, verify(cmd, check, verify_kind::verify));
 }
 
 void emulate_write_and_verify(command &cmd, int64_t)
@@ -117,7 +120,7 @@ void emulate_write_and_verify(command &cmd, int64_t)
 		finish_invalid_cdb(cmd, 1, 2);
 		return;
 	}
-	run_task(cmd, verify(cmd, check, true));
+	run_task(cmd, verify(cmd, check, verify_kind::write_and_verify));
 }
 
 } // namespace tcmud::scsi

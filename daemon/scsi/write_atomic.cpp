@@ -94,7 +94,7 @@ command_task emulate_write_atomic(command &cmd)
 	int64_t result = co_await submitted(cmd);
 	release_lock(cmd);
 	lu.atomic_writes().write_end();
-	finish_result(cmd, result, true, lba);
+	finish_result(cmd, result, io_kind::write, lba);
 }
 
 } // namespace tcmud::scsi

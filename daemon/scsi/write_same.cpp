@@ -82,7 +82,7 @@ command_task emulate_write_same(command &cmd)
 			   f.lba * bs, uint64_t{f.blocks} * bs);
 		cmd.io().fua = fua;
 		int64_t result = co_await submitted(cmd);
-		finish_result(cmd, result, true, f.lba);
+		finish_result(cmd, result, io_kind::write, f.lba);
 		co_return;
 	}
 	for (uint64_t cursor = 0; cursor < f.blocks;) {
@@ -95,7 +95,7 @@ command_task emulate_write_same(command &cmd)
 		io.length = chunk * bs;
 		io.iov = cmd.scratch_iov();
 		int64_t result = co_await submitted(cmd);
-		if (finish_if_failed(cmd, result, true, f.lba + cursor))
+		if (finish_if_failed(cmd, result, io_kind::write, f.lba + cursor))
 			co_return;
 		cursor += chunk;
 	}

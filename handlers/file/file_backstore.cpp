@@ -192,10 +192,11 @@ file_backstore::file_backstore(unique_fd fd, uint64_t size, backstore_caps caps,
 
 setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backstore_config &cfg)
 {
-	file_config fcfg;
+	auto parsed = parse_file_config(cfg.cfgstring);
+	if (!parsed)
+		return parsed.error();
+	const file_config &fcfg = *parsed;
 	backing_file file;
-	if (std::string bad_syntax = parse_file_config(cfg.cfgstring, &fcfg); !bad_syntax.empty())
-		return setup_error{EINVAL, bad_syntax};
 	if (cfg.dev_size == 0 || cfg.block_size == 0)
 		return setup_error{EINVAL, "device size or block size is 0"};
 	if (auto opened = open_backing(fcfg, &file); !opened)

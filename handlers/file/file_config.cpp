@@ -6,10 +6,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "tcmud/cfgstring_options.h"
 
 namespace tcmud {
 namespace {
+
+// The cfgstring's syntax is wrong: EINVAL, and what is wrong.
+setup_error malformed(std::string why)
+{
+	return setup_error{EINVAL, std::move(why)};
+}
 
 // "name" or "name=0|1" → *value; false if the value is anything else.
 bool parse_flag_value(std::string_view text, bool *value)
@@ -25,14 +32,14 @@ bool parse_flag_value(std::string_view text, bool *value)
 	return false;
 }
 
-std::string parse_option(std::string_view option, file_config *out)
+setup_result<void> parse_option(std::string_view option, file_config *out)
 {
 	size_t eq = option.find('=');
 	std::string_view name = option.substr(0, eq);
 	std::string_view value =
 		eq == std::string_view::npos ? std::string_view() : option.substr(eq + 1);
 	if (eq != std::string_view::npos && value.empty())
-		return "option '" + std::string(name) + "' has an empty value";
+		return malformed("option '" + std::string(name) + "' has an empty value");
 
 	bool *flag = nullptr;
 	if (name == "direct")
@@ -40,68 +47,54 @@ std::string parse_option(std::string_view option, file_config *out)
 	else if (name == "extend")
 		flag = &out->extend;
 	else
-		return "unknown option '" + std::string(name) +
-		       "' (known: direct, extend)";
+		return malformed("unknown option '" + std::string(name) +
+				 "' (known: direct, extend)");
 	if (!parse_flag_value(value, flag))
-		return "option '" + std::string(name) + "' takes 0 or 1, not '" +
-		       std::string(value) + "'";
-	return "";
+		return malformed("option '" + std::string(name) + "' takes 0 or 1, not '" +
+				 std::string(value) + "'");
+	return {};
 }
 
 } // namespace
 
-std::string parse_file_config(std::string_view cfgstring, file_config *out)
+setup_result<file_config> parse_file_config(std::string_view cfgstring)
 {
 	file_config parsed;
-	size_t end = cfgstring.find(';');
-	parsed.path = std::string(cfgstring.substr(0, end));
+	parsed.path = std::string(cfgstring.substr(0, cfgstring.find(';')));
 	if (parsed.path.empty())
-		return "no backing file path given";
+		return malformed("no backing file path given");
 	if (parsed.path[0] != '/')
-		return "backing file path '" + parsed.path + "' is not absolute";
-
-	while (end != std::string_view::npos) {
-		size_t start = end + 1;
-		end = cfgstring.find(';', start);
-		std::string_view option = cfgstring.substr(start, end - start);
-		if (option.empty())
-			return "empty option (two ';' in a row or a trailing ';')";
-		std::string reason = parse_option(option, &parsed);
-		if (!reason.empty())
-			return reason;
-	}
-	*out = std::move(parsed);
-	return "";
+		return malformed("backing file path '" + parsed.path + "' is not absolute");
+	auto options = for_each_cfgstring_option(
+		cfgstring, [&](std::string_view option) { return parse_option(option, &parsed); });
+	if (!options)
+		return options.error();
+	return parsed;
 }
 
-std::string check_file_config(std::string_view cfgstring)
+setup_result<void> check_file_config(std::string_view cfgstring)
 {
-	file_config cfg;
-	std::string reason = parse_file_config(cfgstring, &cfg);
-	if (!reason.empty())
-		return reason;
+	auto parsed = parse_file_config(cfgstring);
+	if (!parsed)
+		return parsed.error();
+	const file_config &cfg = *parsed;
 
+	// setup_error{errno, ...} reads errno before the message is built.
 	struct stat st;
-	// errno is read before the message allocates: the operands of + may
-	// be evaluated in any order.
-	if (stat(cfg.path.c_str(), &st) < 0) {
-		const char *why = strerror(errno);
-		return cfg.path + ": " + why;
-	}
+	if (stat(cfg.path.c_str(), &st) < 0)
+		return setup_error{errno, cfg.path};
 	if (S_ISDIR(st.st_mode))
-		return cfg.path + " is a directory";
+		return setup_error{EISDIR, cfg.path};
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return cfg.path + " is neither a regular file nor a block device";
+		return malformed(cfg.path + " is neither a regular file nor a block device");
 	if (cfg.extend && !S_ISREG(st.st_mode))
-		return "extend applies to regular files only, and " + cfg.path +
-		       " is a block device";
+		return malformed("extend applies to regular files only, and " + cfg.path +
+				 " is a block device");
 	// AT_EACCESS: judge with the credentials open() will use, so a daemon
 	// running without CAP_DAC_OVERRIDE is told the truth.
-	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0) {
-		const char *why = strerror(errno);
-		return cfg.path + " cannot be opened for reading and writing: " + why;
-	}
-	return "";
+	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0)
+		return setup_error{errno, cfg.path + " cannot be opened for reading and writing"};
+	return {};
 }
 
 } // namespace tcmud

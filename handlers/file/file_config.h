@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 
 struct file_config {
@@ -19,12 +21,12 @@ struct file_config {
 	bool extend = false;
 };
 
-// Returns "" and fills *out, or the reason the string is malformed. Looks
-// only at the text, not at the file system.
-std::string parse_file_config(std::string_view cfgstring, file_config *out);
+// The parsed string, or EINVAL and why it is malformed. Looks only at the
+// text, not at the file system.
+setup_result<file_config> parse_file_config(std::string_view cfgstring);
 
 // handler_ops::check_config: the syntax, then the file itself (exists, is a
 // regular file or block device, readable and writable by this process).
-std::string check_file_config(std::string_view cfgstring);
+setup_result<void> check_file_config(std::string_view cfgstring);
 
 } // namespace tcmud

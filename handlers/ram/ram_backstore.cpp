@@ -34,22 +34,24 @@ uint64_t machine_memory()
 
 } // namespace
 
-std::string check_ram_config(std::string_view cfgstring)
+setup_result<void> check_ram_config(std::string_view cfgstring)
 {
 	if (cfgstring.size() > 64)
-		return "the ram handler's cfgstring is an optional label of at most 64 characters";
+		return setup_error{EINVAL, "the ram handler's cfgstring is an optional label of at "
+					   "most 64 characters"};
 	for (char c : cfgstring)
 		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
 		      c == '-'))
-			return "the ram handler's cfgstring is an optional label of letters, "
-			       "digits, '.', '_' and '-' (it has no backing file)";
+			return setup_error{EINVAL, "the ram handler's cfgstring is an optional "
+						   "label of letters, digits, '.', '_' and '-' "
+						   "(it has no backing file)"};
 	return {};
 }
 
 setup_result<std::unique_ptr<backstore>> ram_backstore::open(const backstore_config &cfg)
 {
-	if (std::string why = check_ram_config(cfg.cfgstring); !why.empty())
-		return setup_error{EINVAL, std::move(why)};
+	if (auto checked = check_ram_config(cfg.cfgstring); !checked)
+		return checked.error();
 	if (cfg.dev_size == 0)
 		return setup_error{EINVAL, "a ram device needs a dev_size"};
 	uint64_t ram = machine_memory();

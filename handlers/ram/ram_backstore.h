@@ -16,8 +16,8 @@ namespace tcmud {
 
 // "" or a label of [A-Za-z0-9._-], at most 64 characters: the cfgstring
 // names nothing (there is no backing file) but may tell devices apart in
-// targetcli. Returns "" if acceptable, else the reason.
-std::string check_ram_config(std::string_view cfgstring);
+// targetcli. EINVAL and the reason if it is anything else.
+setup_result<void> check_ram_config(std::string_view cfgstring);
 
 class ram_backstore final : public backstore {
 public:

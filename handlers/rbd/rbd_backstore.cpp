@@ -33,9 +33,10 @@ setup_result<std::unique_ptr<backstore>> rbd_backstore::open(const backstore_con
 setup_result<std::unique_ptr<rbd_backstore>>
 rbd_backstore::open_with(const backstore_config &cfg, const rbd_open_options &options)
 {
-	rbd_config rcfg;
-	if (std::string why = parse_rbd_config(cfg.cfgstring, &rcfg); !why.empty())
-		return setup_error{EINVAL, why};
+	auto parsed = parse_rbd_config(cfg.cfgstring);
+	if (!parsed)
+		return parsed.error();
+	const rbd_config &rcfg = *parsed;
 	if (cfg.dev_size == 0 || cfg.block_size == 0)
 		return setup_error{EINVAL, "device size or block size is 0"};
 	auto opened = rbd_session::open(rcfg);

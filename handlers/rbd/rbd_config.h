@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 
 struct rbd_config {
@@ -32,11 +34,11 @@ struct rbd_config {
 
 inline constexpr unsigned rbd_default_osd_op_timeout = 30;
 
-// Returns "" and fills *out, or the reason the string is malformed. Looks
-// only at the text.
-std::string parse_rbd_config(std::string_view cfgstring, rbd_config *out);
+// The parsed string, or EINVAL and why it is malformed. Looks only at the
+// text.
+setup_result<rbd_config> parse_rbd_config(std::string_view cfgstring);
 
 // handler_ops::check_config: the syntax, and that a given conf file exists.
-std::string check_rbd_config(std::string_view cfgstring);
+setup_result<void> check_rbd_config(std::string_view cfgstring);
 
 } // namespace tcmud

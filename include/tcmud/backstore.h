@@ -184,9 +184,9 @@ struct handler_ops {
 	std::string_view subtype;
 	std::string_view config_desc;  // shown by targetcli (ConfigDesc)
 	// Optional (nullptr: every cfgstring passes); D-Bus thread (targetcli's
-	// CheckConfig). Returns an empty string if cfgstring is acceptable,
-	// else the reason.
-	std::string (*check_config)(std::string_view cfgstring);
+	// CheckConfig). Success if cfgstring is acceptable, else why not
+	// (EINVAL for its syntax, the errno of what was looked at otherwise).
+	setup_result<void> (*check_config)(std::string_view cfgstring);
 	// Required; control thread, when a device of this subtype appears.
 	// The backstore, or why not (the caller logs it once, with the
 	// device's prefix).

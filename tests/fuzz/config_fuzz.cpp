@@ -73,7 +73,7 @@ void check_ranges(const daemon_config &c)
 	if (c.log_dir)
 		FUZZ_CHECK(!c.log_dir->empty() && (*c.log_dir)[0] == '/', "log_dir not absolute");
 	if (c.control_socket)
-		FUZZ_CHECK(check_control_socket(*c.control_socket).empty(),
+		FUZZ_CHECK(check_control_socket(*c.control_socket).ok(),
 			   "control_socket accepted against its own rule");
 }
 
@@ -130,10 +130,10 @@ void tcmu_conf(std::string_view text)
 
 void placement(std::string_view text)
 {
-	queue_placement p;
-	std::string why = parse_queue_placement(text, &p);
-	if (!why.empty())
+	auto parsed = parse_queue_placement(text);
+	if (!parsed)
 		return;
+	const queue_placement &p = *parsed;
 	if (p.how == queue_placement::mode::list) {
 		FUZZ_CHECK(!p.cpus.empty(), "an empty CPU list accepted");
 		std::vector<int> sorted = p.cpus;
@@ -147,32 +147,30 @@ void placement(std::string_view text)
 				   "a queue placed on a CPU not in the list");
 		}
 	}
-	queue_placement back;
 	std::string text2 = to_string(p);
-	FUZZ_CHECK(parse_queue_placement(text2, &back).empty() && back == p,
+	auto back = parse_queue_placement(text2);
+	FUZZ_CHECK(back && *back == p,
 		   "queue_cpus does not read back from to_string: " + text2);
 }
 
 void cfgstring(std::string_view text)
 {
-	file_config c;
-	std::string why = parse_file_config(text, &c);
-	if (!why.empty())
+	auto parsed = parse_file_config(text);
+	if (!parsed)
 		return;
+	const file_config &c = *parsed;
 	FUZZ_CHECK(!c.path.empty() && c.path[0] == '/', "a relative backing path accepted");
 	FUZZ_CHECK(c.path.find(';') == std::string::npos, "a ';' in the accepted path");
 	std::string again = c.path + ";direct=" + (c.direct ? "1" : "0") + ";extend=" +
 			    (c.extend ? "1" : "0");
-	file_config d;
-	FUZZ_CHECK(parse_file_config(again, &d).empty() && d.path == c.path &&
-			   d.direct == c.direct && d.extend == c.extend,
+	auto d = parse_file_config(again);
+	FUZZ_CHECK(d && d->path == c.path && d->direct == c.direct && d->extend == c.extend,
 		   "a cfgstring does not read back");
 }
 
 void socket_rule(std::string_view text)
 {
-	std::string why = check_control_socket(text);
-	if (why.empty())
+	if (check_control_socket(text))
 		FUZZ_CHECK(text == "none" || (!text.empty() && text[0] == '/' && text.size() <= 107 &&
 					      text.find('\0') == std::string_view::npos),
 			   "a control socket path accepted against the rule");

@@ -66,9 +66,8 @@ std::vector<device_report> make_devices(input &in)
 void check_reply_line(const std::string &reply, bool want_ok)
 {
 	FUZZ_CHECK(reply.find('\n') == std::string::npos, "a reply with a newline inside");
-	std::string why;
-	auto v = parse_json(reply, &why);
-	FUZZ_CHECK(v.has_value(), "a reply that is not JSON: " + why);
+	auto v = parse_json(reply);
+	FUZZ_CHECK(v.ok(), "a reply that is not JSON: " + (v ? "" : v.error().message));
 	const json_value *ok = v->find("ok");
 	FUZZ_CHECK(ok && ok->type == json_value::kind::boolean, "a reply without a boolean ok");
 	FUZZ_CHECK(ok->boolean == want_ok, "ok disagrees with parse_request");
@@ -81,16 +80,16 @@ void check_reply_line(const std::string &reply, bool want_ok)
 void json_script(input &in)
 {
 	std::string text = text_of(in.rest());
-	std::string why;
-	auto v = parse_json(text, &why);
+	auto v = parse_json(text);
 	if (!v)
-		FUZZ_CHECK(!why.empty(), "malformed JSON refused without a reason");
+		FUZZ_CHECK(!v.error().message.empty(), "malformed JSON refused without a reason");
 	json_writer w;
 	w.begin_array().value(std::string_view(text)).end_array();
-	auto back = parse_json(w.text(), &why);
+	auto back = parse_json(w.text());
 	FUZZ_CHECK(back && back->type == json_value::kind::array && back->items.size() == 1 &&
 			   back->items[0].is_string() && back->items[0].text == text,
-		   "a string written by json_writer does not read back: " + why);
+		   "a string written by json_writer does not read back: " +
+			   (back ? "" : back.error().message));
 }
 
 // The line protocol_script sends: any bytes, or a request parse_request
@@ -119,23 +118,22 @@ void protocol_script(input &in)
 {
 	std::vector<device_report> devs = make_devices(in);
 	std::string line = request_line(in, devs);
-	std::string error;
-	auto req = parse_request(line, &error);
+	auto req = parse_request(line);
 	report_source source = [&](bool) { return devs; };
 	std::string reply = answer(line, source, 42);
-	check_reply_line(reply, req.has_value() &&
+	check_reply_line(reply, req.ok() &&
 					(req->device.empty() ||
 					 std::any_of(devs.begin(), devs.end(),
 						     [&](const device_report &d) { return d.name == req->device; })));
 	if (!req) {
-		FUZZ_CHECK(!error.empty(), "a refused request without a reason");
+		FUZZ_CHECK(!req.error().message.empty(), "a refused request without a reason");
 		return;
 	}
 	std::string again = format_request(*req);
-	auto back = parse_request(again, &error);
+	auto back = parse_request(again);
 	FUZZ_CHECK(back && back->what == req->what && back->device == req->device,
 		   "a request does not survive format_request/parse_request");
-	auto parsed = parse_reply(reply, &error);
+	auto parsed = parse_reply(reply);
 	if (!parsed)
 		return; // ok:false (no such device): checked above
 	FUZZ_CHECK(parsed->time_ns == 42, "time_ns lost");
@@ -262,9 +260,8 @@ void server_script(input &in)
 				break; // the server closes the client after refusing
 			}
 			std::string line = c.sent.substr(at, len);
-			std::string err;
-			auto req = parse_request(line, &err);
-			check_reply_line(replies[r], req.has_value() &&
+			auto req = parse_request(line);
+			check_reply_line(replies[r], req.ok() &&
 							     (req->device.empty() ||
 							      std::any_of(devs.begin(), devs.end(),
 									  [&](const device_report &d) {

@@ -24,16 +24,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	// What can reach the method: a D-Bus string is UTF-8 without NUL.
 	if (s.find('\0') != std::string_view::npos || !g_utf8_validate(s.data(), gssize(s.size()), nullptr))
 		return 0;
-	std::string reason = check_config_string(file_handler, s);
+	auto checked = check_config_string(file_handler, s);
+	// What D-Bus sends back: "" stands for "success" here.
+	std::string reason = checked ? std::string() : checked.error().what();
 	bool for_file = s.starts_with("file/");
 	if (!for_file) {
-		FUZZ_CHECK(!reason.empty(), "a configstr for another handler accepted");
+		FUZZ_CHECK(!checked, "a configstr for another handler accepted");
 	} else {
-		std::string direct = check_file_config(s.substr(5));
-		FUZZ_CHECK(reason == direct, "CheckConfig disagrees with the file handler");
-		file_config cfg;
-		if (reason.empty())
-			FUZZ_CHECK(parse_file_config(s.substr(5), &cfg).empty(),
+		auto direct = check_file_config(s.substr(5));
+		FUZZ_CHECK(checked.ok() == direct.ok() &&
+				   (direct || reason == direct.error().what()),
+			   "CheckConfig disagrees with the file handler");
+		if (checked)
+			FUZZ_CHECK(parse_file_config(s.substr(5)).ok(),
 				   "valid although the cfgstring does not parse");
 	}
 	FUZZ_CHECK(reason.find('\0') == std::string::npos, "a NUL inside the reason");

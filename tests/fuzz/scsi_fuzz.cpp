@@ -496,21 +496,25 @@ private:
 			put_be(list_, header + 5, 3, lu_->block_size());
 		}
 		uint64_t pages = in_.range(1, 3);
-		if (pages & 1) {
-			size_t at = list_.size();
-			list_.resize(at + 20, 0);
-			list_[at] = 0x08;
-			list_[at + 1] = 0x12;
-			list_[at + 2] = in_.flag() ? 0x04 : 0;  // WCE
-		}
+		if (pages & 1)
+			append_mode_page(0x08, 0x12);  // byte 2 bit 2: WCE
 		if (pages & 2) {
-			size_t at = list_.size();
-			list_.resize(at + 12, 0);
-			list_[at] = 0x0a;
-			list_[at + 1] = 0x0a;
-			list_[at + 2] = in_.flag() ? 0x04 : 0;  // D_SENSE
+			size_t at = append_mode_page(0x0a, 0x0a);  // byte 2 bit 2: D_SENSE
 			list_[at + 3] = 0x10;  // QUEUE ALGORITHM MODIFIER as it is
 		}
+	}
+
+	// A mode page of `length` bytes after its two-byte header, all zero but
+	// for bit 2 of byte 2 (WCE on the caching page, D_SENSE on the control
+	// page), set or clear as the input says. Returns where it starts.
+	size_t append_mode_page(uint8_t code, uint8_t length)
+	{
+		size_t at = list_.size();
+		list_.resize(at + 2 + length, 0);
+		list_[at] = code;
+		list_[at + 1] = length;
+		list_[at + 2] = in_.flag() ? 0x04 : 0;
+		return at;
 	}
 
 	std::vector<uint8_t> make_cdb()

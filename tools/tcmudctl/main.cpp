@@ -124,10 +124,9 @@ int run_list(control::control_client &client, const args &a)
 	auto line = client.request_line(control::format_request(req));
 	if (!line)
 		return fail(line.error());
-	std::string error;
-	auto reply = control::parse_reply(*line, &error);
+	auto reply = control::parse_reply(*line);
 	if (!reply)
-		return fail(setup_error{EPROTO, error});
+		return fail(reply.error());
 	if (a.json)
 		std::printf("%s\n", line->c_str());
 	else

@@ -13,10 +13,10 @@ namespace {
 
 queue_placement parse_ok(std::string_view text)
 {
-	queue_placement p;
 	INFO(text);
-	REQUIRE(parse_queue_placement(text, &p).empty());
-	return p;
+	auto p = parse_queue_placement(text);
+	REQUIRE(p);
+	return *p;
 }
 
 std::string conf_error(std::string_view text)
@@ -77,9 +77,8 @@ TEST_CASE("queue_cpus: each bad value is refused with what is wrong", "[config]"
 	      "or a range N-M of them" + want);
 	CHECK(conf_error("queue_cpus =\n") == "tcmud.conf:1: queue_cpus has no value");
 	for (const char *bad : {"-1", "1-", "-", "1--2", "1 2", "0x1", "Auto", "1,,2"}) {
-		queue_placement p;
 		INFO(bad);
-		CHECK_FALSE(parse_queue_placement(bad, &p).empty());
+		CHECK_FALSE(parse_queue_placement(bad));
 	}
 }
 

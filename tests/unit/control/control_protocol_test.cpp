@@ -12,11 +12,22 @@
 
 using namespace tcmud::control;
 
+namespace {
+
+// True if r is a refusal; its message goes to err.
+template <class T>
+bool refused(const tcmud::setup_result<T> &r, std::string &err)
+{
+	err = r ? std::string() : r.error().message;
+	return !r;
+}
+
+} // namespace
+
 TEST_CASE("json: valid texts parse, with numbers kept exactly")
 {
-	std::string err;
 	auto v = parse_json(R"( {"a":[1,2.5,-3e2,true,false,null],"b":{"c":"x\"y\\z\u0001"},
-		"big":18446744073709551615} )", &err);
+		"big":18446744073709551615} )");
 	REQUIRE(v);
 	REQUIRE(v->find("a")->items.size() == 6);
 	REQUIRE(v->find("a")->items[1].as_double() == Approx(2.5));
@@ -34,11 +45,11 @@ TEST_CASE("json: malformed texts are refused with where and why")
 	for (const char *text : bad) {
 		std::string err;
 		INFO("text: " << text);
-		REQUIRE_FALSE(parse_json(text, &err));
+		REQUIRE(refused(parse_json(text), err));
 		REQUIRE(err.find("at byte") == 0);
 	}
 	std::string deep(100, '['), err;
-	REQUIRE_FALSE(parse_json(deep, &err));
+	REQUIRE(refused(parse_json(deep), err));
 	REQUIRE(err.find("nested too deeply") != std::string::npos);
 }
 
@@ -46,8 +57,7 @@ TEST_CASE("json writer: strings are escaped so the parser gets them back")
 {
 	json_writer w;
 	w.begin_object().key("k\"").value("line\nbreak\\ \x02").key("n").value(uint64_t(7)).end_object();
-	std::string err;
-	auto v = parse_json(w.text(), &err);
+	auto v = parse_json(w.text());
 	REQUIRE(v);
 	REQUIRE(v->find("k\"")->text == "line\nbreak\\ \x02");
 	REQUIRE(w.text().find('\n') == std::string::npos); // one line on the wire
@@ -56,25 +66,25 @@ TEST_CASE("json writer: strings are escaped so the parser gets them back")
 TEST_CASE("protocol: requests parse; unknown commands and malformed requests get a clear error")
 {
 	std::string err;
-	auto l = parse_request(R"({"command":"list"})", &err);
+	auto l = parse_request(R"({"command":"list"})");
 	REQUIRE(l);
 	REQUIRE(l->what == control_request::kind::list);
-	auto s = parse_request(R"({"command":"stats","device":"lun0"})", &err);
+	auto s = parse_request(R"({"command":"stats","device":"lun0"})");
 	REQUIRE(s);
 	REQUIRE(s->what == control_request::kind::stats);
 	REQUIRE(s->device == "lun0");
 
-	REQUIRE_FALSE(parse_request(R"({"command":"reboot"})", &err));
+	REQUIRE(refused(parse_request(R"({"command":"reboot"})"), err));
 	REQUIRE(err == "unknown command 'reboot' (list, stats)");
-	REQUIRE_FALSE(parse_request("list", &err));
+	REQUIRE(refused(parse_request("list"), err));
 	REQUIRE(err.find("malformed request") == 0);
-	REQUIRE_FALSE(parse_request("[1]", &err));
+	REQUIRE(refused(parse_request("[1]"), err));
 	REQUIRE(err == "malformed request (not a JSON object)");
-	REQUIRE_FALSE(parse_request(R"({"cmd":"list"})", &err));
+	REQUIRE(refused(parse_request(R"({"cmd":"list"})"), err));
 	REQUIRE(err == "malformed request (no \"command\" string)");
-	REQUIRE_FALSE(parse_request(R"({"command":"list","device":"x"})", &err));
+	REQUIRE(refused(parse_request(R"({"command":"list","device":"x"})"), err));
 	REQUIRE(err.find("unexpected or invalid member 'device'") == 0);
-	REQUIRE_FALSE(parse_request(R"({"command":"stats","device":3})", &err));
+	REQUIRE(refused(parse_request(R"({"command":"stats","device":3})"), err));
 }
 
 namespace {
@@ -119,9 +129,8 @@ TEST_CASE("protocol: a stats reply round-trips every counter exactly")
 {
 	std::string line = answer(R"({"command":"stats"})", two_devices(), 123456789);
 	REQUIRE(line.find('\n') == std::string::npos);
-	std::string err;
-	auto r = parse_reply(line, &err);
-	INFO(err);
+	auto r = parse_reply(line);
+	INFO((r ? "" : r.error().message));
 	REQUIRE(r);
 	REQUIRE(r->time_ns == 123456789);
 	REQUIRE(r->devices.size() == 2);
@@ -151,8 +160,8 @@ TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads
 		line.erase(at, key.size());
 	}
 	std::string err;
-	auto r = parse_reply(line, &err);
-	INFO(err);
+	auto r = parse_reply(line);
+	INFO((r ? "" : r.error().message));
 	REQUIRE(r);
 	REQUIRE(r->devices[0].queues[1].ring_resets == 0);
 	REQUIRE(r->devices[0].queues[1].stale_results == 0);
@@ -163,42 +172,42 @@ TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads
 	size_t at = bad.find(count);
 	REQUIRE(at != std::string::npos);
 	bad.replace(at, count.size(), "\"ring_resets\":\"x\"");
-	REQUIRE_FALSE(parse_reply(bad, &err));
+	REQUIRE(refused(parse_reply(bad), err));
 	REQUIRE(err == "reply: 'ring_resets' is missing or not a count");
 }
 
 TEST_CASE("protocol: list has no queues; a device filter picks one or says there is none")
 {
 	std::string err;
-	auto l = parse_reply(answer(R"({"command":"list"})", two_devices(), 1), &err);
+	auto l = parse_reply(answer(R"({"command":"list"})", two_devices(), 1));
 	REQUIRE(l);
 	REQUIRE(l->devices.size() == 2);
 	REQUIRE(l->devices[1].name == "lun1");
 	REQUIRE(l->devices[0].queues.empty());
 
-	auto one = parse_reply(answer(R"({"command":"stats","device":"lun1"})", two_devices(), 1), &err);
+	auto one = parse_reply(answer(R"({"command":"stats","device":"lun1"})", two_devices(), 1));
 	REQUIRE(one);
 	REQUIRE(one->devices.size() == 1);
 	REQUIRE(one->devices[0].uio == "uio1");
 
-	REQUIRE_FALSE(parse_reply(answer(R"({"command":"stats","device":"nope"})", two_devices(), 1),
-				  &err));
+	std::string no_such = answer(R"({"command":"stats","device":"nope"})", two_devices(), 1);
+	REQUIRE(refused(parse_reply(no_such), err));
 	REQUIRE(err == "no device named 'nope'");
-	REQUIRE_FALSE(parse_reply(answer("{{{", two_devices(), 1), &err));
+	REQUIRE(refused(parse_reply(answer("{{{", two_devices(), 1)), err));
 	REQUIRE(err.find("malformed request") == 0);
 }
 
 TEST_CASE("protocol: a reply that is not what the daemon sends is refused")
 {
 	std::string err;
-	REQUIRE_FALSE(parse_reply("garbage", &err));
-	REQUIRE_FALSE(parse_reply(R"({"ok":true})", &err));
-	REQUIRE_FALSE(parse_reply(R"({"ok":true,"time_ns":1,"devices":[{"name":"x"}]})", &err));
+	REQUIRE(refused(parse_reply("garbage"), err));
+	REQUIRE(refused(parse_reply(R"({"ok":true})"), err));
+	REQUIRE(refused(parse_reply(R"({"ok":true,"time_ns":1,"devices":[{"name":"x"}]})"), err));
 	std::string bad_bucket = answer(R"({"command":"stats"})", two_devices(), 1);
 	auto at = bad_bucket.find("[17,99]");
 	REQUIRE(at != std::string::npos);
 	bad_bucket.replace(at, 7, "[9999,1]");
-	REQUIRE_FALSE(parse_reply(bad_bucket, &err));
+	REQUIRE(refused(parse_reply(bad_bucket), err));
 	REQUIRE(err.find("latency") != std::string::npos);
 }
 
@@ -209,8 +218,7 @@ TEST_CASE("tcmudctl view: with no device the JSON report still says its interval
 	b.time_ns = 1'500'000'000;
 	auto rows = tcmud::ctl::build_rows(a, b);
 	REQUIRE(rows.empty());
-	std::string err;
-	auto v = parse_json(tcmud::ctl::rows_json(rows, tcmud::ctl::interval_seconds(a, b)), &err);
+	auto v = parse_json(tcmud::ctl::rows_json(rows, tcmud::ctl::interval_seconds(a, b)));
 	REQUIRE(v);
 	REQUIRE(v->find("interval_s")->as_double() == Approx(0.5));
 	REQUIRE(v->find("devices")->items.empty());
@@ -218,8 +226,7 @@ TEST_CASE("tcmudctl view: with no device the JSON report still says its interval
 
 TEST_CASE("tcmudctl view: rows per device and per queue from two replies")
 {
-	std::string err;
-	auto before = parse_reply(answer(R"({"command":"stats"})", two_devices(), 1'000'000'000), &err);
+	auto before = parse_reply(answer(R"({"command":"stats"})", two_devices(), 1'000'000'000));
 	REQUIRE(before);
 	control_reply after = *before;
 	after.time_ns = 3'000'000'000; // 2 s later
@@ -239,7 +246,7 @@ TEST_CASE("tcmudctl view: rows per device and per queue from two replies")
 	REQUIRE(rows[3].device == "lun1");
 	REQUIRE(rows[3].rates.iops == Approx(50.0));
 	std::string json = tcmud::ctl::rows_json(rows, tcmud::ctl::interval_seconds(*before, after));
-	auto v = parse_json(json, &err);
+	auto v = parse_json(json);
 	REQUIRE(v);
 	REQUIRE(v->find("interval_s")->as_double() == Approx(2.0));
 	REQUIRE(v->find("devices")->items.size() == 2);

@@ -61,7 +61,7 @@ struct mq_tree {
 	{
 		uio_device_info info;
 		REQUIRE(read_uio_device(t.roots, "uio2", info) == 0);
-		return tcmu_device::open(t.roots, info, device_options{}, false);
+		return tcmu_device::open(t.roots, info, device_options{}, ring_origin::fresh);
 	}
 };
 

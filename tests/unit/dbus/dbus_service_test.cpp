@@ -25,7 +25,7 @@ namespace {
 const handler_ops file2_handler = {
 	.subtype = "file2",
 	.config_desc = "anything",
-	.check_config = [](std::string_view) { return std::string(); },
+	.check_config = [](std::string_view) { return setup_result<void>(); },
 	.open = nullptr,
 };
 

@@ -27,12 +27,25 @@ void drop_dac_override_in_this_thread()
 	REQUIRE(syscall(SYS_capset, &header, data) == 0);
 }
 
+// "" when accepted, else the sentence a person is shown.
+template <class T>
+std::string reason(const setup_result<T> &r)
+{
+	return r ? std::string() : r.error().what();
+}
+
+std::string parse_reason(std::string_view cfgstring)
+{
+	return reason(parse_file_config(cfgstring));
+}
+
 } // namespace
 
 TEST_CASE("a bare path parses with every option off", "[file][config]")
 {
-	file_config cfg;
-	REQUIRE(parse_file_config("/var/lib/img", &cfg) == "");
+	auto parsed = parse_file_config("/var/lib/img");
+	REQUIRE(parsed);
+	const file_config &cfg = *parsed;
 	CHECK(cfg.path == "/var/lib/img");
 	CHECK_FALSE(cfg.direct);
 	CHECK_FALSE(cfg.extend);
@@ -40,67 +53,66 @@ TEST_CASE("a bare path parses with every option off", "[file][config]")
 
 TEST_CASE("options after ';' set direct and extend", "[file][config]")
 {
-	file_config cfg;
-	REQUIRE(parse_file_config("/img;direct=1;extend", &cfg) == "");
-	CHECK(cfg.path == "/img");
-	CHECK(cfg.direct);
-	CHECK(cfg.extend);
-	REQUIRE(parse_file_config("/img;direct=0", &cfg) == "");
-	CHECK_FALSE(cfg.direct);
+	auto cfg = parse_file_config("/img;direct=1;extend");
+	REQUIRE(cfg);
+	CHECK(cfg->path == "/img");
+	CHECK(cfg->direct);
+	CHECK(cfg->extend);
+	auto off = parse_file_config("/img;direct=0");
+	REQUIRE(off);
+	CHECK_FALSE(off->direct);
 }
 
 TEST_CASE("an unknown option is refused and named", "[file][config]")
 {
-	file_config cfg;
-	std::string reason = parse_file_config("/img;sync=1", &cfg);
-	CHECK(reason.find("unknown option 'sync'") != std::string::npos);
+	auto parsed = parse_file_config("/img;sync=1");
+	REQUIRE_FALSE(parsed);
+	CHECK(parsed.error().error == EINVAL);
+	CHECK(parsed.error().message.find("unknown option 'sync'") != std::string::npos);
 }
 
 TEST_CASE("an option value other than 0 or 1 is refused", "[file][config]")
 {
-	file_config cfg;
-	CHECK(parse_file_config("/img;direct=yes", &cfg).find("takes 0 or 1") !=
+	CHECK(parse_reason("/img;direct=yes").find("takes 0 or 1") !=
 	      std::string::npos);
-	CHECK(parse_file_config("/img;direct=", &cfg).find("empty value") !=
+	CHECK(parse_reason("/img;direct=").find("empty value") !=
 	      std::string::npos);
 }
 
 TEST_CASE("a relative or empty path is refused", "[file][config]")
 {
-	file_config cfg;
-	CHECK(parse_file_config("img", &cfg).find("not absolute") != std::string::npos);
-	CHECK(parse_file_config("", &cfg).find("no backing file") != std::string::npos);
-	CHECK(parse_file_config(";direct", &cfg).find("no backing file") != std::string::npos);
+	CHECK(parse_reason("img").find("not absolute") != std::string::npos);
+	CHECK(parse_reason("").find("no backing file") != std::string::npos);
+	CHECK(parse_reason(";direct").find("no backing file") != std::string::npos);
 }
 
 TEST_CASE("a trailing ';' is refused as an empty option", "[file][config]")
 {
-	file_config cfg;
-	CHECK(parse_file_config("/img;", &cfg).find("empty option") != std::string::npos);
+	CHECK(parse_reason("/img;").find("empty option") != std::string::npos);
 }
 
 TEST_CASE("check_config accepts an existing writable regular file", "[file][config]")
 {
 	temp_file file(4096);
-	CHECK(check_file_config(file.path()) == "");
-	CHECK(check_file_config(file.path() + ";direct=1;extend=1") == "");
+	CHECK(check_file_config(file.path()));
+	CHECK(check_file_config(file.path() + ";direct=1;extend=1"));
 }
 
 TEST_CASE("check_config names a missing file", "[file][config]")
 {
-	std::string reason = check_file_config("/nonexistent/tcmud/img");
-	CHECK(reason.find("/nonexistent/tcmud/img") != std::string::npos);
-	CHECK(reason.find("No such file or directory") != std::string::npos);
+	std::string why = reason(check_file_config("/nonexistent/tcmud/img"));
+	CHECK(why.find("/nonexistent/tcmud/img") != std::string::npos);
+	CHECK(why.find("No such file or directory") != std::string::npos);
 }
 
 TEST_CASE("check_config refuses a directory", "[file][config]")
 {
-	CHECK(check_file_config("/tmp").find("is a directory") != std::string::npos);
+	CHECK(reason(check_file_config("/tmp")).find("Is a directory") != std::string::npos);
 }
 
 TEST_CASE("check_config refuses a character device", "[file][config]")
 {
-	CHECK(check_file_config("/dev/null").find("neither a regular file") !=
+	CHECK(reason(check_file_config("/dev/null")).find("neither a regular file") !=
 	      std::string::npos);
 }
 
@@ -108,20 +120,20 @@ TEST_CASE("check_config reports a file this process may not write", "[file][conf
 {
 	temp_file file(4096);
 	REQUIRE(chmod(file.path().c_str(), 0400) == 0);
-	std::string reason;
+	std::string why;
 	std::thread unprivileged([&] {
 		drop_dac_override_in_this_thread();
-		reason = check_file_config(file.path());
+		why = reason(check_file_config(file.path()));
 	});
 	unprivileged.join();
-	CHECK(reason.find("cannot be opened for reading and writing") != std::string::npos);
-	CHECK(reason.find("Permission denied") != std::string::npos);
+	CHECK(why.find("cannot be opened for reading and writing") != std::string::npos);
+	CHECK(why.find("Permission denied") != std::string::npos);
 }
 
 TEST_CASE("check_config passes syntax errors through", "[file][config]")
 {
 	temp_file file(4096);
-	CHECK(check_file_config(file.path() + ";bogus").find("unknown option") !=
+	CHECK(reason(check_file_config(file.path() + ";bogus")).find("unknown option") !=
 	      std::string::npos);
 }
 

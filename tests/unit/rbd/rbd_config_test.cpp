@@ -10,22 +10,20 @@ namespace {
 
 rbd_config parse_ok(const std::string &text)
 {
-	rbd_config cfg;
-	std::string why = parse_rbd_config(text, &cfg);
-	INFO(text << ": " << why);
-	REQUIRE(why.empty());
-	return cfg;
+	auto cfg = parse_rbd_config(text);
+	INFO(text << ": " << (cfg ? "" : cfg.error().what()));
+	REQUIRE(cfg);
+	return *cfg;
 }
 
+// The refusal's sentence; a syntax error is EINVAL.
 std::string parse_bad(const std::string &text)
 {
-	rbd_config cfg;
-	cfg.pool = "untouched";
-	std::string why = parse_rbd_config(text, &cfg);
+	auto cfg = parse_rbd_config(text);
 	INFO(text);
-	REQUIRE(!why.empty());
-	CHECK(cfg.pool == "untouched");  // nothing half-parsed is handed out
-	return why;
+	REQUIRE_FALSE(cfg);
+	CHECK(cfg.error().error == EINVAL);
+	return cfg.error().message;
 }
 
 } // namespace
@@ -78,8 +76,10 @@ TEST_CASE("malformed cfgstrings are refused with the reason", "[rbd][config]")
 
 TEST_CASE("check_config also wants a named conf to be readable", "[rbd][config]")
 {
-	CHECK(check_rbd_config("rbd/disk0").empty());
-	CHECK(check_rbd_config("rbd/disk0;conf=/dev/null").empty());
-	CHECK_THAT(check_rbd_config("rbd/disk0;conf=/nonexistent/ceph.conf"),
-		   Catch::Contains("No such file"));
+	CHECK(check_rbd_config("rbd/disk0"));
+	CHECK(check_rbd_config("rbd/disk0;conf=/dev/null"));
+	auto missing = check_rbd_config("rbd/disk0;conf=/nonexistent/ceph.conf");
+	REQUIRE_FALSE(missing);
+	CHECK(missing.error().error == ENOENT);
+	CHECK_THAT(missing.error().what(), Catch::Contains("/nonexistent/ceph.conf"));
 }

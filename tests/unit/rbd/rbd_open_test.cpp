@@ -156,9 +156,9 @@ namespace {
 
 std::unique_ptr<rbd_session> open_session(const std::string &cfgstring)
 {
-	rbd_config cfg;
-	REQUIRE(parse_rbd_config(cfgstring, &cfg).empty());
-	auto s = rbd_session::open(cfg);
+	auto cfg = parse_rbd_config(cfgstring);
+	REQUIRE(cfg);
+	auto s = rbd_session::open(*cfg);
 	INFO("open failed: " << (s ? "" : s.error().what()));
 	REQUIRE(s);
 	return std::move(*s);

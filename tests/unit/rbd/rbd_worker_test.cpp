@@ -59,7 +59,7 @@ struct rbd_device {
 
 	rbd_device()
 	{
-		CHECK(find_handler("rbd")->check_config("rbd/" + name).empty());
+		CHECK(find_handler("rbd")->check_config("rbd/" + name));
 		rig = std::make_unique<single_queue_rig>(block, 16, "rbd/test:", "ram", 32,
 							 [this](queue_params &qp) {
 								 qp.store = unit.store.get();
