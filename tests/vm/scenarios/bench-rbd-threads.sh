@@ -14,7 +14,8 @@
 # meanwhile, summed by thread name, go to /vm-out/bench/threads.tsv (label,
 # thread name, threads, ticks, syscr, syscw); per run profile.tsv has label,
 # commands, daemon ticks, IOPS and the host's load average at the end
-# (from the agent). (perf record under TCG got 6
+# (from the agent); BENCH_PROFILE_CEILING=1 adds librbd's own ceiling in
+# this guest (rbd-bench.tsv, below). (perf record under TCG got 6
 # samples in 5 s: the guest's sampling timer is useless.)
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 . "$TCMUD_SRC/tests/vm/bench/bench-lib.sh"
@@ -91,3 +92,12 @@ for round in $(seq "${BENCH_ROUNDS:-2}"); do
 			"$([[ $spec == *:* ]] && echo "${spec#*:}")" "$variant"
 	done
 done
+
+# BENCH_PROFILE_CEILING=1: then `rbd bench` in this guest for each workload
+# (bench_rbd_ceiling: the same depth, cache off) into rbd-bench.tsv, the
+# ceiling the daemons' IOPS above are judged against, in the same boot
+# (under tests/vm/run --icount, in the same instruction-driven time).
+if [ "${BENCH_PROFILE_CEILING:-0}" != 0 ]; then
+	: > "$BENCH_OUT/rbd-bench.tsv"
+	BENCH_WORKLOADS=${BENCH_PROFILE_WORKLOADS:-randread-4k} bench_rbd_ceiling guest
+fi
