@@ -173,6 +173,35 @@ def threads(bench):
     return out
 
 
+def rbd_bench_marginal(rows):
+    """rbd-bench-1x/-2x rows -> per workload the marginal instructions of
+    one rbd bench op (arch, raw), median over repetitions, and the rbd
+    daemons' instructions per I/O beside it; None without those rows."""
+    by = {(r["label"], r["workload"]): r for r in rows}
+    labels = [r["label"] for r in rows if "rbd" in r["label"] and not r["label"].startswith("rbd-bench")]
+    labels = list(dict.fromkeys(labels))
+    out = {}
+    for (label, w), one in by.items():
+        two = by.get(("rbd-bench-2x", w))
+        if label != "rbd-bench-1x" or not two:
+            continue
+        reps2 = {p["rep"]: p for p in two["reps"]}
+        arch, raw = [], []
+        for p in one["reps"]:
+            q = reps2.get(p["rep"])
+            if not q or q["ios"] == p["ios"]:
+                continue
+            n = q["ios"] - p["ios"]
+            arch.append((q["per_io"]["total_arch"] * q["ios"] - p["per_io"]["total_arch"] * p["ios"]) / n)
+            raw.append((q["per_io"]["total_raw"] * q["ios"] - p["per_io"]["total_raw"] * p["ios"]) / n)
+        if not arch:
+            continue
+        daemons = {lb: by[(lb, w)]["per_io"]["total_arch"] for lb in labels
+                   if (lb, w) in by and by[(lb, w)]["per_io"]}
+        out[w] = dict(arch=round(statistics.median(arch)), raw=round(statistics.median(raw)), daemons=daemons)
+    return dict(labels=labels, workloads=out) if out else None
+
+
 def fmt(v):
     return "–" if v is None else f"{v:,}"
 
@@ -222,6 +251,29 @@ def markdown(doc):
         t = [p.get("time", {}) for p in r["reps"]]
         out.append(f"| {r['label']} | {r['workload']} | " + " | ".join(
             " / ".join(f"{x.get(k, 0):,.0f}" for x in t) for k in ("iops", "minsn_s", "idle_pct")) + " |")
+    out += ["", "Spin-wait instructions (PAUSE loops, left out of every count above) per command, median over "
+            "the repetitions: time a vCPU waited for a lock or for another vCPU (an IPI's answer), which "
+            "grows when the host deschedules the vCPU that holds it.", "",
+            "| back end | workload | user spin/cmd | kernel spin/cmd |", "|---|---|---|---|"]
+    for r in rows:
+        c = r["per_cmd"] or {}
+        out.append(f"| {r['label']} | {r['workload']} | {fmt(c.get('user_spin'))} | {fmt(c.get('kernel_spin'))} |")
+    marginal = rbd_bench_marginal(rows)
+    if marginal:
+        out += ["", "librbd's ceiling in this guest: `rbd bench` (rbd-bench-1x: N ops, rbd-bench-2x: 2N ops, "
+                "the same depth as the fio rows), the marginal cost of one op = (total of 2x - total of 1x) / N, "
+                "which leaves out the process's start-up; beside it the daemons' instructions per I/O "
+                "(fio, SCSI, TCMU and the daemon included) and the IOPS ratio to the ceiling that equal "
+                "guest speed would give (ceiling instructions / daemon instructions).", "",
+                "| workload | rbd bench marginal/op (arch) | (raw) | " + " | ".join(
+                    f"{label} /I/O (x ceiling)" for label in marginal["labels"]) + " |",
+                "|---|---|---|" + "---|" * len(marginal["labels"])]
+        for w, m in marginal["workloads"].items():
+            cells = []
+            for label in marginal["labels"]:
+                d = m["daemons"].get(label)
+                cells.append(f"{d:,} ({m['arch'] / d:.2f})" if d else "–")
+            out.append(f"| {w} | {m['arch']:,} | {m['raw']:,} | " + " | ".join(cells) + " |")
     if doc.get("threads"):
         out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
                 "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's). Ticks are emulated time, "

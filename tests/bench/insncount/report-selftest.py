@@ -51,6 +51,19 @@ if null["kernel_raw"] != 1000 or null["user_raw"] != 100:
     bad["null"] = (null, "user_raw 100, kernel_raw 1000")
 if rows[0]["commands_per_io"] != 2.0 or rows[0]["per_io"]["total_arch"] != 1600:
     bad["per_io"] = (rows[0]["commands_per_io"], rows[0]["per_io"]["total_arch"])
+# rbd bench's marginal op: start-up 1,000 plus 100 per op, 10 ops then 20;
+# the daemon row at 250 per I/O is 0.4 of the ceiling's 100.
+def bench_row(label, ios, total):
+    per_io = {"total_arch": total / ios, "total_raw": 2 * total / ios}
+    return {"label": label, "workload": "w", "per_io": per_io,
+            "reps": [{"rep": 1, "ios": ios, "per_io": per_io}]}
+
+
+m = report.rbd_bench_marginal([bench_row("rbd-bench-1x", 10, 2000), bench_row("rbd-bench-2x", 20, 3000),
+                               bench_row("tcmud-rbd", 10, 2500)])
+if not m or m["workloads"]["w"]["arch"] != 100 or m["workloads"]["w"]["raw"] != 200 \
+        or m["workloads"]["w"]["daemons"] != {"tcmud-rbd": 250} or m["labels"] != ["tcmud-rbd"]:
+    bad["rbd_bench_marginal"] = (m, "arch 100, raw 200, tcmud-rbd 250")
 if bad:
     print("bench-insn-report: wrong (got, want):", bad)
     sys.exit(1)

@@ -71,12 +71,52 @@ bench_rbd_prepare() {
 	bench_rbd_ceiling guest
 }
 
-# bench_rbd_device NAME [ATTRS]: the image as a TCMU device, exported.
+# bench_rbd_device NAME [ATTRS]: the image as a TCMU device, exported
+# (through the conf BENCH_RBD_CONF names, if set).
 bench_rbd_device() {
 	local bs
 	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 ${2:-}" create_user_backstore "$1" rbd \
-		"$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE;conf=$CEPH_CONF" $BENCH_RBD_SIZE)
+		"$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE;conf=${BENCH_RBD_CONF:-$CEPH_CONF}" $BENCH_RBD_SIZE)
 	echo "$bs"
+}
+
+# A variant of how tcmud serves the image: comma-separated items, no spaces
+# inside one. --option: librados/librbd options in tcmud's CEPH_ARGS (what
+# tcmud sets itself, rbd_cache and rbd_non_blocking_aio among them, ranks
+# above CEPH_ARGS in librados); +key=value: a line under [client] of a copy
+# of the conf the device names (which tcmud reads for those two, as an
+# administrator's conf); NAME=VALUE: tcmud's environment (GLIBC_TUNABLES=...).
+# e.g. "+rbd_non_blocking_aio=true,GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864"
+#
+# bench_rbd_variant_env SPEC: the lines for TCMUD_ENV.
+bench_rbd_variant_env() {
+	local item ceph=""
+	local -a items
+	IFS=, read -ra items <<< "$1"
+	for item in "${items[@]}"; do
+		case $item in
+		--*) ceph+="${ceph:+ }$item" ;;
+		+*) ;;
+		*=*) echo "$item" ;;
+		*) fail "variant item '$item' is not --option, +key=value or NAME=VALUE" ;;
+		esac
+	done
+	[ -z "$ceph" ] || echo "CEPH_ARGS=$ceph"
+}
+
+# bench_rbd_variant_conf SPEC: the conf for the device: $CEPH_CONF, or a
+# copy with SPEC's +key=value lines under [client].
+bench_rbd_variant_conf() {
+	local item conf="" path
+	local -a items
+	IFS=, read -ra items <<< "$1"
+	for item in "${items[@]}"; do
+		[[ $item != +* ]] || conf+="${item#+}"$'\n'
+	done
+	[ -n "$conf" ] || { echo "$CEPH_CONF"; return; }
+	path=/tmp/ceph-variant-$(echo "$1" | md5sum | cut -c1-8).conf
+	{ cat "$CEPH_CONF"; printf '\n[client]\n%s' "$conf"; } > "$path"
+	echo "$path"
 }
 
 # bench_rbd_serve DAEMON NAME [ATTRS]: starts DAEMON (tcmu-runner, or

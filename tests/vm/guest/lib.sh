@@ -196,8 +196,12 @@ start_tcmud() {
 	# "ready" line, not an earlier one's.
 	local ready
 	ready=$(grep -c "ready, serving" "$TCMUD_LOG" 2>/dev/null || true)
-	"${TCMUD_BIN:-$TCMUD_BUILD/daemon/core/tcmud}" --log-level "${TCMUD_LOG_LEVEL:-info}" "$@" \
-		>>"$TCMUD_LOG" 2>&1 &
+	# TCMUD_ENV: NAME=VALUE lines for tcmud's environment only (a bench
+	# variant's CEPH_ARGS or GLIBC_TUNABLES), not for the scenario's tools.
+	local -a extra=()
+	[ -z "${TCMUD_ENV:-}" ] || mapfile -t extra <<< "$TCMUD_ENV"
+	env "${extra[@]}" "${TCMUD_BIN:-$TCMUD_BUILD/daemon/core/tcmud}" \
+		--log-level "${TCMUD_LOG_LEVEL:-info}" "$@" >>"$TCMUD_LOG" 2>&1 &
 	TCMUD_PID=$!
 	stop_on_exit $TCMUD_PID
 	for _ in $(seq "$(scaled 100)"); do

@@ -19,10 +19,12 @@
 #   tcmud-rbd-<N>q   with --kmod, nr_queues=N for N in BENCH_INSN_QUEUES
 #                    (these replace the tcmud-<N>q file rows unless tcmud
 #                    is in BENCH_INSN_BACKENDS too)
-# BENCH_INSN_RBD_VARIANTS="LABEL:ARGS ...": after tcmud-rbd, one row
-# tcmud-rbd-LABEL each, tcmud started with CEPH_ARGS=ARGS (commas become
-# spaces: "nbaio:--rbd_non_blocking_aio=false"), librados options judged
-# before they go into the code.
+# BENCH_INSN_RBD_VARIANTS="LABEL:ITEMS ...": after tcmud-rbd, one row
+# tcmud-rbd-LABEL each, tcmud serving the image as ITEMS say (comma-
+# separated; bench-rbd.sh, bench_rbd_variant_env): --options in CEPH_ARGS,
+# +key=value in the device's conf, NAME=VALUE in tcmud's environment
+# ("nb:+rbd_non_blocking_aio=true", "trim:GLIBC_TUNABLES=glibc.malloc.
+# trim_threshold=67108864"), settings judged before they go into the code.
 # For the rbd rows the daemon's CPU ticks by thread name (its own threads
 # against librados'/librbd's) go to threads.tsv (label workload rep name
 # threads ticks), per counted run.
@@ -70,7 +72,7 @@ mkdir -p "$out" /tmp/insn
 INSN_PID=""
 has() { [[ $backends == *" $1 "* ]]; }
 rbd_rows=0
-if has tcmu-runner-rbd || has tcmud-rbd; then
+if has tcmu-runner-rbd || has tcmud-rbd || has rbd-bench; then
 	need_ceph
 	rbd_rows=1
 fi
@@ -284,9 +286,48 @@ if has tcmud-rbd; then
 	rbd_row tcmud-rbd tcmud
 	bench_stop_daemon "$BENCH_RBD_PID"
 	for variant in ${BENCH_INSN_RBD_VARIANTS:-}; do
-		cargs=${variant#*:}
-		CEPH_ARGS=${cargs//,/ } rbd_row "tcmud-rbd-${variant%%:*}" tcmud
+		TCMUD_ENV=$(bench_rbd_variant_env "${variant#*:}") \
+			BENCH_RBD_CONF=$(bench_rbd_variant_conf "${variant#*:}") \
+			rbd_row "tcmud-rbd-${variant%%:*}" tcmud
 		bench_stop_daemon "$BENCH_RBD_PID"
+	done
+fi
+
+# rbd-bench: librbd's own cost per op in this guest, `rbd bench` (random,
+# cache off, the workload's io size, io-threads = the fio rows' depth),
+# counted like them, each workload and repetition twice: rbd-bench-1x with
+# as many ops as the fio rows' I/Os, rbd-bench-2x with twice as many. The
+# difference leaves out the process's start-up (libraries, connect, open):
+# (total of 2x - total of 1x) / ops is the marginal cost of one op, the
+# ceiling's counterpart of a daemon's instructions per command.
+insn_rbd_bench() {
+	local label=$1 workload=$2 rep=$3 ops=$4 args from to t0 t1
+	case $workload in
+	randread-4k) args="--io-type read --io-size 4K" ;;
+	randwrite-4k) args="--io-type write --io-size 4K" ;;
+	randread-128k) args="--io-type read --io-size 128K" ;;
+	*) fail "rbd-bench: no workload $workload" ;;
+	esac
+	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
+	t0=$(loc_total)
+	sh -c "$markcmd $from 20000" || fail "mark $from not acknowledged"
+	# shellcheck disable=SC2086 # words on purpose
+	rbd bench --rbd-cache=false --io-pattern rand $args --io-threads $((16 * jobs)) \
+		--io-total $((ops * $(numfmt --from=iec "${args##* }"))) "$TCMUD_CEPH_POOL/$BENCH_RBD_IMAGE" \
+		> "$out/$label-$workload-r$rep.txt" || fail "$label $workload: rbd bench"
+	sh -c "$markcmd $to 20000" || fail "mark $to not acknowledged"
+	t1=$(loc_total)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$rep" "$from" "$to" \
+		"$ops" "$ops" $((t1 - t0)) >> "$out/intervals.tsv"
+	log "$label $workload rep $rep: $ops ops, $(grep 'ops/sec' "$out/$label-$workload-r$rep.txt" | tail -1)"
+}
+if has rbd-bench; then
+	for rep in $(seq "$reps"); do
+		for workload in $workloads; do
+			n=$(($(ios_of "$workload") * jobs))
+			insn_rbd_bench rbd-bench-1x "$workload" "$rep" "$n"
+			insn_rbd_bench rbd-bench-2x "$workload" "$rep" $((2 * n))
+		done
 	done
 fi
 
