@@ -587,10 +587,16 @@ private:
 			for (size_t i = 0; i < raw.size() && at + i < len; i++)
 				s.buffer[at + i] = raw[i];
 		}
+		// Tiny pieces only at the front: 64 of them cross every
+		// boundary case the data walks have, and the 512-byte pieces
+		// after them start off a block boundary. A whole buffer in
+		// 1-byte iovecs (32 Ki of them) made building and walking
+		// the list most of an execution's cost.
 		size_t piece = std::array<size_t, 4>{0, 1, 7, 512}[in_.range(0, 3)];
 		s.iovs.clear();
 		for (size_t at = 0; at < len;) {
-			size_t n = piece ? std::min(piece, len - at) : len - at;
+			size_t size = piece < 512 && s.iovs.size() >= 64 ? 512 : piece;
+			size_t n = size ? std::min(size, len - at) : len - at;
 			s.iovs.push_back({s.buffer.data() + at, n});
 			at += n;
 		}
