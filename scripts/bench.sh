@@ -16,8 +16,9 @@
 #                    [--workloads "randread-4k randwrite-4k randread-128k"]
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
-#                    [--revision REV] [--rbd]
+#                    [--revision REV] [--rbd] [--medium loop|virtio]
 #   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR] [--rbd]
+#                    [--medium loop|virtio]
 #
 # --build   meson build directory with daemon/core/tcmud (default: build)
 # --kmod    patched modules (default: kmod/build.sh into <build>/kmod-patched);
@@ -32,6 +33,9 @@
 #           tcmu-runner rbd handler and by tcmud (stock, then nr_queues N on
 #           the patched modules), librbd cache off; and `rbd bench` on the
 #           host at the 2-job fio depth, librbd's own ceiling
+# --medium  what the XFS holding the file sits on: loop (default), a loop
+#           device over guest tmpfs; virtio, a virtio-blk disk (tests/vm/run
+#           --disk), where an O_DIRECT read is QEMU's, like a disk's DMA
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
@@ -54,7 +58,7 @@ command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
 iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
-insn=0 insn_reps=3 insn_profile=1
+insn=0 insn_reps=3 insn_profile=1 medium=loop
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -66,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--revision) commit=$2; shift 2 ;;
 	--rbd) rbd=1; shift ;;
+	--medium) medium=$2; shift 2 ;;
 	--runtime) runtime=$2; shift 2 ;;
 	--ramp) ramp=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
@@ -79,10 +84,16 @@ while [ $# -gt 0 ]; do
 	--insn-reps) insn_reps=$2; shift 2 ;;
 	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n "2,46p" "$0"; exit 0 ;;
+	-h|--help) sed -n "2,54p" "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+disk_args=()
+case $medium in
+loop) ;;
+virtio) disk_args=(--disk 512) ;;
+*) echo "bench: --medium is loop or virtio" >&2; exit 2 ;;
+esac
 # bench_insn: the --insn boot and its report (scripts/bench-insn-report.py).
 bench_insn() {
 	local vmout=$build/vm-out/bench-insn stem n load_start load_end start wall bench_commit tree
@@ -95,7 +106,7 @@ bench_insn() {
 	[ -f "$build/build.ninja" ] && ninja -C "$build" tests/bench/insncount/insnmark \
 		tests/bench/ublk_file_server >&2
 	trap 'rm -f "$build/bench.env"' EXIT
-	printf 'BENCH_INSN_REPS=%s\n' "$insn_reps" > "$build/bench.env"
+	printf 'BENCH_INSN_REPS=%s\nBENCH_MEDIUM=%s\n' "$insn_reps" "$medium" > "$build/bench.env"
 	local ceph=()
 	if [ $rbd = 1 ]; then
 		ceph=(--ceph memstore)
@@ -109,7 +120,7 @@ bench_insn() {
 	bench_commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	load_start=$(uptime) start=$(date +%s)
 	"$src/tests/vm/run" --build "$build" --smp "$smp" --mem "$mem" --timeout "$timeout" \
-		${kmod:+--kmod "$kmod"} "${ceph[@]}" --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
+		${kmod:+--kmod "$kmod"} "${ceph[@]}" "${disk_args[@]}" --out "$vmout" "$([ $insn_profile = 1 ] && echo --insn-profile || echo --insn)" bench-insn >&2 ||
 		[ -s "$vmout/bench-insn/intervals.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
 	wall=$(($(date +%s) - start)) load_end=$(uptime)
 	tree=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
@@ -151,6 +162,7 @@ BENCH_CALLGRIND=$callgrind
 BENCH_CALLGRIND_IOS=$callgrind_ios
 BENCH_CALLGRIND_JOBS=$callgrind_jobs
 BENCH_RBD=$rbd
+BENCH_MEDIUM=$medium
 ENV
 vmout=$build/vm-out/bench-mq
 # The scenario's revision, taken before the boot: others may commit during it.
@@ -160,7 +172,7 @@ start=$(date +%s)
 # The verdict also fails the run on kernel warnings such as a hung task
 # (a daemon under valgrind that never answered); the timed figures are still
 # tabulated as long as the scenario wrote them.
-if ! "$src/tests/vm/run" --build "$build" "${kmod_args[@]}" --smp "$smp" --mem "$mem" \
+if ! "$src/tests/vm/run" --build "$build" "${kmod_args[@]}" "${disk_args[@]}" --smp "$smp" --mem "$mem" \
 	--timeout "$timeout" --out "$vmout" bench-mq >&2; then
 	[ -s "$vmout/bench/counters.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
 	echo "bench: the VM run reported a failure (see $vmout); tabulating what it measured" >&2

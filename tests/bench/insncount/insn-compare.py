@@ -41,9 +41,7 @@ def main():
         label, workload, _rep, a, b, cmds = r[:6]
         if label == "null" or int(cmds) == 0:
             continue
-        ksyms = os.path.join(out, f"kallsyms-{label}.txt")
-        if not os.path.exists(ksyms):
-            ksyms = os.path.join(out, "kallsyms.txt")
+        ksyms = ip.kallsyms_of(out, label)
         if ksyms not in symcache:
             syms = ip.load_syms(ksyms)
             symcache[ksyms] = (syms, [s[0] for s in syms])

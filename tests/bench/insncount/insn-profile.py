@@ -75,6 +75,23 @@ def by_symbol(out, a, b, syms, addrs):
     return agg
 
 
+def kallsyms_of(out, label):
+    """The symbols a row's interval was counted under: a BENCH_INSN_KMODS
+    variant's own (its modules moved again), kmod/'s for tcmud-<N>q, the
+    stock ones otherwise; a LABEL-direct row (BENCH_INSN_TCMUD_DIRECT) is
+    served by the same modules as LABEL."""
+    for name in (label, label[:-len("-direct")] if label.endswith("-direct") else None):
+        if name is None:
+            continue
+        variant = os.path.join(out, "kallsyms-%s.txt" % name)
+        if os.path.exists(variant):
+            return variant
+        patched = os.path.join(out, "kallsyms-patched.txt")
+        if re.fullmatch(r"tcmud-[0-9]+q", name) and os.path.exists(patched):
+            return patched
+    return os.path.join(out, "kallsyms.txt")
+
+
 def main():
     args = [a for a in sys.argv[1:] if a != "--keep-marks"]
     if len(args) < 3:
@@ -82,13 +99,7 @@ def main():
         sys.exit(2)
     out, a, b = args[:3]
     top = int(args[3]) if len(args) > 3 else 30
-    ksyms = os.path.join(out, "kallsyms.txt")
-    if re.match(r"tcmud-[0-9]+q[.]", a) and os.path.exists(os.path.join(out, "kallsyms-patched.txt")):
-        ksyms = os.path.join(out, "kallsyms-patched.txt")
-    # A BENCH_INSN_KMODS variant's own symbols (its modules moved again).
-    variant = os.path.join(out, "kallsyms-%s.txt" % a.split(".")[0])
-    if os.path.exists(variant):
-        ksyms = variant
+    ksyms = kallsyms_of(out, a.split(".")[0])
     syms = load_syms(ksyms)
     if not syms:
         sys.exit(f"insn-profile: no text symbols in {ksyms} (kptr_restrict?)")

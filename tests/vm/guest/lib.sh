@@ -111,17 +111,50 @@ export_via_loop() {
 	fail "no /dev/sdX for $bs at $addr:0"
 }
 
-# Mounts a fresh XFS on /mnt/bench (a loop device over a 400 MiB tmpfs
-# file), for the bench scenarios: the backing file then lives on a file
-# system with FMODE_NOWAIT, as on a server (tmpfs would send every io_uring
-# read and write to an io-wq thread).
+# Mounts a fresh XFS on /mnt/bench, for the bench scenarios: the backing
+# file then lives on a file system with FMODE_NOWAIT, as on a server (tmpfs
+# would send every io_uring read and write to an io-wq thread). Under it, by
+# BENCH_MEDIUM: "loop" (default), a loop device over a 400 MiB tmpfs file;
+# "virtio", the disk tests/vm/run --disk attaches (bench_disk), on which an
+# O_DIRECT read is the disk's DMA, done by QEMU outside the guest's count,
+# where on the loop device it is a copy from tmpfs by the loop worker.
 mount_bench_xfs() {
-	modprobe loop
+	local dev=/tmp/xfs.img
 	modprobe xfs
-	truncate -s 400M /tmp/xfs.img
-	mkfs.xfs -q /tmp/xfs.img
 	mkdir -p /mnt/bench
-	mount -o loop /tmp/xfs.img /mnt/bench
+	case ${BENCH_MEDIUM:-loop} in
+	loop)
+		modprobe loop
+		truncate -s 400M /tmp/xfs.img
+		mkfs.xfs -q /tmp/xfs.img
+		mount -o loop /tmp/xfs.img /mnt/bench
+		;;
+	virtio)
+		dev=$(bench_disk)
+		mkfs.xfs -q -f "$dev"
+		mount "$dev" /mnt/bench
+		;;
+	*) fail "BENCH_MEDIUM is loop or virtio, not ${BENCH_MEDIUM}" ;;
+	esac
+	log "bench file system: XFS on ${BENCH_MEDIUM:-loop} ($(findmnt -no SOURCE /mnt/bench))"
+}
+
+# The virtio-blk disk tests/vm/run --disk attaches (serial tcmud-bench),
+# as /dev/vdX; fails when there is none.
+bench_disk() {
+	local s
+	modprobe virtio_blk
+	for _ in $(seq "$(scaled 50)"); do
+		for s in /sys/block/vd*/serial; do
+			if [ -f "$s" ] && [ "$(cat "$s")" = tcmud-bench ]; then
+				s=${s%/serial}
+				echo "/dev/${s##*/}"
+				return 0
+			fi
+		done
+		sleep 0.2
+	done
+	fail "no virtio disk with serial tcmud-bench (tests/vm/run --disk MB)"
 }
 
 # The sg node of a /dev/sdX.

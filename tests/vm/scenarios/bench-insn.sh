@@ -3,7 +3,11 @@
 # guest instructions per command, counted by the insncount plugin
 # (tests/vm/run --insn), for each back end serving the same prefilled
 # 256 MiB file on XFS, in this one boot, one after another:
-#   fileio       LIO's in-kernel backstore, through tcm_loop
+#   fileio       LIO's in-kernel backstore, through tcm_loop (fd_buffered_io=1:
+#                page-cache reads and writes, no O_DSYNC)
+#   fileio-direct  the same with fd_async_io=1 (IOCB_DIRECT: the back end's
+#                I/O straight between the file and the command's pages);
+#                only when named in BENCH_INSN_BACKENDS
 #   tcmu-runner  Debian's, qcow handler on the raw image, through tcm_loop
 #   tcmud        user:file, through tcm_loop (stock modules)
 #   ublk         tests/bench/ublk_file_server, /dev/ublkbN (no SCSI at all)
@@ -42,6 +46,12 @@
 # build directory): one more row per binary, after tcmud-before and before
 # tcmud, e.g. an LTO build of the same sources; VAR=VALUE pairs are in that
 # daemon's environment only.
+# BENCH_INSN_TCMUD_DIRECT (default "0"): the file backstore's direct= values
+# for every tcmud file row (stock, --kmod, BENCH_INSN_KMODS); "0 1" serves
+# each twice, the direct=1 (O_DIRECT) row labelled LABEL-direct.
+# BENCH_MEDIUM (mount_bench_xfs): what the XFS holding the file sits on,
+# "loop" (a loop device over guest tmpfs, default) or "virtio" (the disk of
+# tests/vm/run --disk; scripts/bench.sh --medium virtio).
 # For each back end, workload (BENCH_INSN_WORKLOADS) and repetition
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
@@ -61,6 +71,10 @@
 . "$TCMUD_SRC/tests/vm/bench/bench-rbd.sh"
 [ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
 reps=${BENCH_INSN_REPS:-3}
+tcmud_direct=${BENCH_INSN_TCMUD_DIRECT:-0}
+for d in $tcmud_direct; do
+	[[ $d == [01] ]] || fail "BENCH_INSN_TCMUD_DIRECT: 0 and/or 1, not $d"
+done
 jobs=${BENCH_INSN_JOBS:-1}
 backends=" ${BENCH_INSN_BACKENDS:-fileio tcmu-runner tcmud ublk} "
 workloads=${BENCH_INSN_WORKLOADS:-randread-4k randread-128k}
@@ -80,7 +94,7 @@ fi
 kmod_file=1
 if ! has tcmud && has tcmud-rbd; then kmod_file=0; fi
 file_rows=0
-for b in fileio tcmu-runner tcmud ublk; do has $b && file_rows=1; done
+for b in fileio fileio-direct tcmu-runner tcmud ublk; do has $b && file_rows=1; done
 [ -z "${TCMUD_KMOD:-}" ] || [ $kmod_file = 0 ] || file_rows=1
 [ -z "${BENCH_INSN_KMODS:-}" ] || file_rows=1
 # The mark helper runs from guest tmpfs, so a mark costs the same every time.
@@ -170,6 +184,12 @@ insn_null() {
 # (workload inside repetition) so drift shows as spread.
 insn_run() {
 	local rep workload
+	# Every file row starts alike: nothing dirty for the flusher to write
+	# during a counted run, and the whole file in the page cache again (an
+	# earlier row's O_DIRECT writes invalidate the pages they cover). The
+	# rbd rows have no file.
+	sync
+	[ ! -f "$img" ] || cat "$img" > /dev/null
 	echo none > "/sys/block/$(basename "$2")/queue/scheduler" 2>/dev/null || true
 	log "$1: $2 max_sectors_kb $(cat "/sys/block/$(basename "$2")/queue/max_sectors_kb")"
 	# warm the page cache and the paths once, uncounted
@@ -208,18 +228,24 @@ fi
 	echo "ios_4k=$(ios_of randread-4k)"
 	echo "ios_128k=$(ios_of randread-128k)"
 	echo "profile=$([ "$TCMUD_INSN" = 2 ] && echo on || echo off)"
+	echo "medium=${BENCH_MEDIUM:-loop}"
+	echo "tcmud_direct=$tcmud_direct"
 } > "$out/meta.env"
 
 for rep in $(seq "$reps"); do insn_null "$rep"; done
 
-if has fileio; then
-	dir=$TARGET/core/fileio_0/insn-fileio
+# fileio_row LABEL CONTROL: LIO fileio on the file, CONTROL added to its
+# control string.
+fileio_row() {
+	local dir=$TARGET/core/fileio_0/insn-$1
 	mkdir -p "$dir"
-	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
+	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1$2" > "$dir/control"
 	echo 1 > "$dir/enable"
-	insn_run fileio "$(export_via_loop "$dir")"
+	insn_run "$1" "$(export_via_loop "$dir")"
 	remove_all_targets
-fi
+}
+has fileio && fileio_row fileio ""
+has fileio-direct && fileio_row fileio-direct ",fd_async_io=1"
 
 if has tcmu-runner; then
 	mkdir -p /etc/tcmu /var/log/tcmu
@@ -232,13 +258,23 @@ if has tcmu-runner; then
 	bench_stop_daemon $runner
 fi
 
-# tcmud_row LABEL BINARY: tcmud (stock modules) served by BINARY.
+# file_cfg DIRECT: the file backstore's cfgstring; direct_label LABEL DIRECT.
+file_cfg() { if [ "$1" = 1 ]; then echo "$img;direct=1"; else echo "$img"; fi; }
+direct_label() { if [ "$2" = 1 ]; then echo "$1-direct"; else echo "$1"; fi; }
+
+# tcmud_row LABEL BINARY: tcmud (stock modules) served by BINARY, a row per
+# value of BENCH_INSN_TCMUD_DIRECT.
 tcmud_row() {
-	local bs
+	local bs d label
 	TCMUD_BIN=$2 start_tcmud
-	bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore "insn-$1" file $img $size)
-	wait_uio_open "$TCMUD_PID" 30
-	insn_run "$1" "$(export_via_loop "$bs")"
+	for d in $tcmud_direct; do
+		label=$(direct_label "$1" "$d")
+		bs=$(USER_BACKSTORE_ATTRS=emulate_write_cache=1 create_user_backstore "insn-$label" \
+			file "$(file_cfg "$d")" $size)
+		wait_uio_open "$TCMUD_PID" 30
+		insn_run "$label" "$(export_via_loop "$bs")"
+		remove_all_targets
+	done
 	bench_stop_daemon "$TCMUD_PID"
 }
 
@@ -367,12 +403,15 @@ if [ -n "$kmod" ]; then
 	if [ $kmod_file = 1 ]; then
 		start_tcmud
 		for nq in ${BENCH_INSN_QUEUES:-1}; do
-			bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
-				create_user_backstore "insn-q$nq" file $img $size)
-			expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "insn-q$nq attrib/nr_queues"
-			wait_uio_open "$TCMUD_PID" 30
-			insn_run "tcmud-${nq}q" "$(export_via_loop "$bs")"
-			remove_all_targets
+			for d in $tcmud_direct; do
+				label=$(direct_label "tcmud-${nq}q" "$d")
+				bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+					create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
+				expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
+				wait_uio_open "$TCMUD_PID" 30
+				insn_run "$label" "$(export_via_loop "$bs")"
+				remove_all_targets
+			done
 		done
 		bench_stop_daemon "$TCMUD_PID"
 	fi
@@ -395,10 +434,13 @@ for variant in ${BENCH_INSN_KMODS:-}; do
 	rmmod target_core_user uio || fail "$label: could not unload the TCMU modules"
 	TCMUD_KMOD=$vdir load_target_stack
 	start_tcmud
-	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1" create_user_backstore "insn-$label" file $img $size)
-	wait_uio_open "$TCMUD_PID" 30
-	insn_run "$label" "$(export_via_loop "$bs")"
-	remove_all_targets
+	for d in $tcmud_direct; do
+		bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1" create_user_backstore \
+			"insn-$(direct_label "$label" "$d")" file "$(file_cfg "$d")" $size)
+		wait_uio_open "$TCMUD_PID" 30
+		insn_run "$(direct_label "$label" "$d")" "$(export_via_loop "$bs")"
+		remove_all_targets
+	done
 	bench_stop_daemon "$TCMUD_PID"
 	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-$label.txt"
 done

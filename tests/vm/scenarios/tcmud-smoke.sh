@@ -14,3 +14,28 @@ expect_match "$inq" "Vendor identification: LIO-ORG" "sg_inq vendor"
 cap=$(sg_readcap -l "$dev")
 expect_match "$cap" "Last LBA=524287 " "sg_readcap last LBA"
 fio_write_verify "$dev" 64M
+
+# The same through O_DIRECT (direct=1): a file on ext4 on a loop device, so
+# the daemon's reads and writes are bios to and from the data area's pages
+# (pinned per I/O by the block layer) instead of page-cache copies.
+modprobe loop
+truncate -s 96M /tmp/direct-fs.img
+mkfs.ext4 -q -F /tmp/direct-fs.img
+mkdir -p /mnt/direct
+mount -o loop /tmp/direct-fs.img /mnt/direct
+truncate -s 64M /mnt/direct/lun.img
+ddev=$(export_via_loop "$(create_user_backstore direct0 file "/mnt/direct/lun.img;direct=1" $((64 << 20)))")
+# tcmud holds the file open with O_DIRECT (040000 on x86), not merely accepted
+# the option.
+flags=""
+for fd in /proc/"$TCMUD_PID"/fd/*; do
+	[ "$(readlink "$fd")" = /mnt/direct/lun.img ] || continue
+	flags=$(awk '/^flags:/ {print $2}' "/proc/$TCMUD_PID/fdinfo/${fd##*/}")
+done
+[ -n "$flags" ] || fail "tcmud has no open fd on /mnt/direct/lun.img"
+(( 8#$flags & 8#040000 )) || fail "tcmud opened /mnt/direct/lun.img without O_DIRECT (flags $flags)"
+fio_write_verify "$ddev" 32M
+# What the initiator wrote is in the file, read through its page cache.
+cmp -n $((32 << 20)) "$ddev" /mnt/direct/lun.img || fail "direct=1: the LUN and the file differ"
+remove_all_targets
+umount /mnt/direct
