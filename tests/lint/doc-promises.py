@@ -18,7 +18,9 @@ relies on; each must exist:
              daemon/config/daemon_config.cpp parses;
   defaults   each default of include/tcmud/defaults.h is what tcmud --help
              prints and what admin.md, tcmud.conf(5) and configs/tcmud.conf
-             state.
+             state;
+  unit tests README's layout: tests/unit/<part>/ for a part of daemon/,
+             handlers/ or tools/, and its tests named *_test.cpp.
 
     tests/lint/doc-promises.py SRC TCMUD TCMUDCTL
 """
@@ -247,6 +249,22 @@ def check_defaults(src, tcmud_help, out):
                        f"include/tcmud/defaults.h says {v!r}")
 
 
+def check_unit_layout(src, out):
+    for d in sorted(p for p in (src / "tests/unit").iterdir() if p.is_dir()):
+        parts = [src / top / d.name for top in ("daemon", "handlers", "tools")]
+        out.ok(any(p.is_dir() for p in parts), f"tests/unit/{d.name}/ names no part of "
+               "daemon/, handlers/ or tools/ (README, Layout)")
+        meson = (d / "meson.build").read_text() if (d / "meson.build").is_file() else ""
+        for f in sorted(d.glob("*.cpp")):
+            # Helpers a test program links (a harness, a fake) are not tests;
+            # a test is a source that holds TEST_CASEs.
+            if "TEST_CASE" in f.read_text(errors="replace"):
+                out.ok(f.name.endswith("_test.cpp"), f"{f.relative_to(src)}: a test file "
+                       "not named *_test.cpp (README, Layout)")
+            out.ok(f"'{f.name}'" in meson or f.name in meson,
+                   f"{f.relative_to(src)}: not built by {d.name}/meson.build")
+
+
 def main():
     src = pathlib.Path(sys.argv[1])
     tcmud_help = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).stdout
@@ -258,6 +276,7 @@ def main():
     check_options(src, tcmud_help, tcmudctl_help, out)
     check_keys(src, out)
     check_defaults(src, tcmud_help, out)
+    check_unit_layout(src, out)
     print(f"doc-promises: {out.checked} promises checked, {out.bad} broken")
     return 1 if out.bad else 0
 
