@@ -19,6 +19,8 @@ relies on; each must exist:
   defaults   each default of include/tcmud/defaults.h is what tcmud --help
              prints and what admin.md, tcmud.conf(5) and configs/tcmud.conf
              state;
+  variables  every TCMUD_* and BENCH_* environment variable they name is
+             read somewhere in the tree;
   unit tests README's layout: tests/unit/<part>/ for a part of daemon/,
              handlers/ or tools/, and its tests named *_test.cpp.
 
@@ -53,6 +55,8 @@ FOREIGN_OPTIONS = {
 }
 # Paths the docs name outside this tree (the kernel's).
 FOREIGN_PATHS = {"scripts/get_maintainer.pl", "scripts/checkpatch.pl"}
+# Variables the docs name as history (an earlier spelling).
+OLD_VARIABLES = {"BENCH_INSN_SKIP"}
 CONFIG_DOCS_KEYS = ("log_level", "log_dir", "max_in_flight", "uring_entries",
                     "max_transfer_kb", "queue_cpus", "dbus", "control_socket")
 
@@ -249,6 +253,19 @@ def check_defaults(src, tcmud_help, out):
                        f"include/tcmud/defaults.h says {v!r}")
 
 
+def check_variables(src, out):
+    tracked = subprocess.run(["git", "-C", str(src), "ls-files", "scripts", "tests", "kmod",
+                              "daemon", "handlers", "tools", ".ci"], capture_output=True,
+                             text=True).stdout.split()
+    code = "\n".join((src / f).read_text(errors="replace") for f in tracked
+                     if (src / f).is_file() and not f.startswith("tests/fuzz/corpus"))
+    known = set(re.findall(r"\b(?:TCMUD|BENCH)_[A-Z0-9_]+", code))
+    for doc in docs(src) + sorted((src / "man").glob("*.[0-9]")):
+        for v in sorted(set(re.findall(r"\b(?:TCMUD|BENCH)_[A-Z0-9_]+", doc.read_text()))):
+            out.ok(v in known or v in OLD_VARIABLES,
+                   f"{doc.relative_to(src)}: {v} is read nowhere in the tree")
+
+
 def check_unit_layout(src, out):
     for d in sorted(p for p in (src / "tests/unit").iterdir() if p.is_dir()):
         parts = [src / top / d.name for top in ("daemon", "handlers", "tools")]
@@ -276,6 +293,7 @@ def main():
     check_options(src, tcmud_help, tcmudctl_help, out)
     check_keys(src, out)
     check_defaults(src, tcmud_help, out)
+    check_variables(src, out)
     check_unit_layout(src, out)
     print(f"doc-promises: {out.checked} promises checked, {out.bad} broken")
     return 1 if out.bad else 0
