@@ -25,6 +25,8 @@ relies on; each must exist:
              handlers/ or tools/, and its tests named *_test.cpp.
 
     tests/lint/doc-promises.py SRC TCMUD TCMUDCTL
+
+Exit 77 (skip) where SRC is not a git checkout.
 """
 import pathlib
 import re
@@ -284,6 +286,11 @@ def check_unit_layout(src, out):
 
 def main():
     src = pathlib.Path(sys.argv[1])
+    # The tree's files come from git; a tarball of it is not checked (skip).
+    if subprocess.run(["git", "-C", str(src), "rev-parse", "--is-inside-work-tree"],
+                      capture_output=True).returncode != 0:
+        print(f"{src} is not a git checkout: skip")
+        return 77
     tcmud_help = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).stdout
     tcmudctl_help = subprocess.run([sys.argv[3], "--help"], capture_output=True,
                                    text=True).stdout
