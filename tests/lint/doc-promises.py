@@ -120,15 +120,17 @@ def check_paths(src, out):
 def check_scenarios(src, out):
     have = {p.stem for p in (src / "tests/vm/scenarios").glob("*.sh")}
     # Names that are not scenarios but look like them: meson tests
-    # (`kmod-series`) and benchmark variants, defined in scripts.
+    # (`kmod-series`) and benchmark variants (`fileio-direct`), defined in
+    # the bench scripts and scenarios.
     also = set()
     for f in subprocess.run(["git", "-C", str(src), "ls-files", "*meson.build", "tests/vm/bench",
+                             "tests/vm/scenarios/bench-*",
                              "scripts"], capture_output=True, text=True).stdout.split():
         if (src / f).is_file():
             also |= set(re.findall(r"[a-z0-9-]+", (src / f).read_text(errors="replace")))
     for doc in docs(src):
-        # A name counts as a scenario's in a paragraph that speaks of
-        # scenarios, or as an argument of tests/vm/run.
+        # A backticked name counts as a scenario's in a paragraph that
+        # speaks of scenarios.
         for para in re.split(r"\n\s*\n", doc.read_text()):
             if not re.search(r"scenario", para, re.I):
                 continue
