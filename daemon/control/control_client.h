@@ -4,12 +4,13 @@
 #include <string>
 
 #include "control/control_protocol.h"
+#include "tcmud/defaults.h"
 #include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud::control {
 
-inline constexpr const char *default_socket_path = "/run/tcmud/tcmud.sock";
+inline constexpr const char *default_socket_path = default_control_socket;
 
 class control_client {
 public:

@@ -55,7 +55,7 @@ settings resolve(const daemon_config &c)
 {
 	settings s;
 	s.level = c.level.value_or(s.level);
-	s.log_dir = c.log_dir.value_or("");
+	s.log_dir = c.log_dir.value_or(default_log_dir);
 	s.device.max_in_flight = c.max_in_flight.value_or(s.device.max_in_flight);
 	s.device.uring_entries = c.uring_entries.value_or(s.device.uring_entries);
 	if (c.max_transfer_kb)
@@ -97,17 +97,19 @@ void usage(FILE *out)
 		"  -c, --config PATH         configuration file (default /etc/tcmud/tcmud.conf;\n"
 		"                            /etc/tcmu/tcmu.conf's log_level and log_dir are read too)\n"
 		"  -l, --log-level LEVEL     error, warn, info (default) or debug\n"
-		"      --log-dir DIR         also log to DIR/tcmud.log\n"
+		"      --log-dir DIR         log to DIR/tcmud.log as well as stderr (default %s)\n"
 		"      --max-in-flight N     command slots per queue (default %zu)\n"
 		"      --uring-entries N     io_uring entries per queue (default %u)\n"
 		"      --queue-cpus WHERE    auto (default), none or a CPU list like 0-3,8:\n"
 		"                            which CPU each queue's worker runs on\n"
 		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
-		"      --control-socket PATH tcmudctl's socket (default /run/tcmud/tcmud.sock;\n"
+		"      --control-socket PATH tcmudctl's socket (default %s;\n"
 		"                            none: no socket)\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
-		"handlers:", default_max_in_flight, default_uring_entries);
+		"tcmud.conf only: max_transfer_kb (default %u)\n"
+		"handlers:", default_log_dir, default_max_in_flight, default_uring_entries,
+		default_control_socket, default_max_transfer_kb);
 	for (const handler_ops *h : builtin_handlers())
 		std::fprintf(out, " %.*s", int(h->subtype.size()), h->subtype.data());
 	std::fprintf(out, "\n");

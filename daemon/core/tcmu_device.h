@@ -28,7 +28,7 @@ struct device_options {
 	queue_placement placement;    // which CPU each queue's worker runs on
 	// tcmud.conf max_transfer_kb: the cap on MAXIMUM TRANSFER LENGTH; the
 	// data area may lower it further (see apply_transfer_limit).
-	uint64_t max_transfer_bytes = 8 << 20;
+	uint64_t max_transfer_bytes = uint64_t(default_max_transfer_kb) << 10;
 };
 
 // Where a device's ring comes from: created while we ran (fresh), or served

@@ -3,12 +3,18 @@
 # reload is opened with the new max_in_flight and uring_entries, the one
 # served before keeps its rings (and keeps verifying through the reload),
 # and a reload of a broken file changes nothing. State is read from
-# tcmudctl's JSON, not from log wording.
+# tcmudctl's JSON, not from log wording. Also: log_dir's default.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 load_target_stack
 conf=/tmp/tcmud-reload.conf
 printf 'max_in_flight = 64\nuring_entries = 128\n' > "$conf"
+# No log_dir in either file: the log goes to /var/log/tcmud.log as well
+# (the file logrotate rotates and a purge removes), not to stderr alone.
+readies=$(grep -c "ready, serving" /var/log/tcmud.log 2>/dev/null || true)
 start_tcmud -c "$conf"
+now=$(grep -c "ready, serving" /var/log/tcmud.log 2>/dev/null || true)
+[ "${now:-0}" -gt "${readies:-0}" ] ||
+	fail "no ready line in /var/log/tcmud.log: log_dir's default not applied"
 ctl="$TCMUD_BUILD/tools/tcmudctl/tcmudctl"
 # sizes NAME -> "max_in_flight uring_entries" of that served device
 sizes() {

@@ -14,18 +14,24 @@ bs=$(create_user_backstore rr0 file /tmp/ring-reset.img $((64 << 20)))
 dev=$(export_via_loop "$bs")
 fio_write_verify "$dev" 4M
 
-# wait_log PATTERN COUNT: until the tcmud log holds COUNT such lines (30 s).
-wait_log() {
-	for _ in $(seq 300); do
-		[ "$(grep -c "$1" "$TCMUD_LOG" || true)" -ge "$2" ] && return 0
+# wait_metric METRIC COUNT: until rr0's queue 0 counter METRIC (tcmudctl
+# metrics) reaches COUNT, at most 30 s. State, not log wording.
+wait_metric() {
+	local got=0
+	for _ in $(seq "$(scaled 300)"); do
+		got=$(queue_metric rr0 0 "$1")
+		[ "$got" -ge "$2" ] && return 0
 		sleep 0.1
 	done
-	fail "tcmud log: no '$1' (want $2)"
+	fail "tcmudctl metrics: rr0 $1 is $got, want $2"
 }
+expect_eq "$(queue_metric rr0 0 tcmud_ring_resets_total)" 0 "ring resets before any"
 
 echo 1 > "$bs/action/reset_ring"
 dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none
-wait_log "the kernel reset the ring" 1
+wait_metric tcmud_ring_resets_total 1
+expect_eq "$(queue_metric rr0 0 tcmud_malformed_entries_total)" 0 \
+	"malformed entries after the kernel's reset"
 fio_write_verify "$dev" 4M
 
 uio=$(grep -l "/rr0/" /sys/class/uio/uio*/name | head -1 | xargs dirname | xargs basename)
@@ -49,7 +55,9 @@ print(f"cmd_head {head} -> {head + 4}")
 PY
 dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none \
 	|| fail "the read caught in the broken ring failed"
-wait_log "broken ring reset" 1
+# The misaligned head is refused (a malformed entry: the ring stops), then
+# tcmud's own reset is the second one.
+wait_metric tcmud_ring_resets_total 2
+[ "$(queue_metric rr0 0 tcmud_malformed_entries_total)" -ge 1 ] || fail "the ring never broke"
 fio_write_verify "$dev" 4M
 kill -0 "$TCMUD_PID" || fail "tcmud died"
-grep -q "ring stopped" "$TCMUD_LOG" || fail "the ring never broke"

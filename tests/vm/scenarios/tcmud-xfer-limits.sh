@@ -79,11 +79,8 @@ echo "max_transfer_kb = 512" > /tmp/xfer.conf
 kill -9 "$TCMUD_PID"
 wait "$TCMUD_PID" 2>/dev/null || true
 start_tcmud -c /tmp/xfer.conf
-for _ in $(seq 100); do
-	grep -q "xfer: maximum transfer 512 KiB" "$TCMUD_LOG" && break
-	sleep 0.1
-done
-grep -q "xfer: maximum transfer 512 KiB" "$TCMUD_LOG" || fail "the restarted tcmud's limit"
+# Taken over (tcmudctl's state); the limit itself is read from VPD 0xb0.
+wait_listed xfer state serving
 echo 1 > "/sys/block/$sd/device/rescan"
 vpd=$(sg_vpd -p 0xb0 "$dev")
 expect_match "$vpd" "Maximum transfer length: 1024 blocks" "capped MAXIMUM TRANSFER LENGTH"
