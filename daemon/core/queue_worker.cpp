@@ -497,8 +497,11 @@ void queue_worker::command_finished(slot &s)
 			unpublished_.back().commands++;
 		else
 			unpublished_.push_back({s.fetched_ns, 1});
-		ring_->complete(s.cmd_id, c.status(), c.sense(),
-				read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
+		uint32_t len = read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len);
+		if (good)
+			ring_->complete_good(s.cmd_id, len);
+		else
+			ring_->complete(s.cmd_id, c.status(), c.sense(), len);
 		completions_pending_ = true;
 		by_id_[s.cmd_id] = nullptr;
 	} else {
