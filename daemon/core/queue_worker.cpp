@@ -493,9 +493,15 @@ void queue_worker::command_finished(slot &s)
 	if (ring_->sync_before_answer())
 		ring_was_reset();
 	if (s.generation == ring_->generation()) {
-		unpublished_.push_back(s.fetched_ns);
-		ring_->complete(s.cmd_id, c.status(), c.sense(),
-				read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len));
+		if (!unpublished_.empty() && unpublished_.back().fetched_ns == s.fetched_ns)
+			unpublished_.back().commands++;
+		else
+			unpublished_.push_back({s.fetched_ns, 1});
+		uint32_t len = read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len);
+		if (good)
+			ring_->complete_good(s.cmd_id, len);
+		else
+			ring_->complete(s.cmd_id, c.status(), c.sense(), len);
 		completions_pending_ = true;
 		by_id_[s.cmd_id] = nullptr;
 	} else {
@@ -539,8 +545,8 @@ void queue_worker::record_latencies()
 	if (unpublished_.empty())
 		return;
 	uint64_t now = monotonic_ns();
-	for (uint64_t fetched : unpublished_)
-		stats_.latency_ns(now - fetched);
+	for (const fetch_run &run : unpublished_)
+		stats_.latency_ns(now - run.fetched_ns, run.commands);
 	unpublished_.clear();
 }
 

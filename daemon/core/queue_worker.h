@@ -141,9 +141,15 @@ private:
 	std::vector<slot *> by_id_;
 	bool recovery_given_up_ = false;
 	bool abandoned_ = false;
-	// When each completed but unpublished command was fetched: its latency
-	// is taken when the batch is published (one clock read per batch).
-	std::vector<uint64_t> unpublished_;
+	// When the completed but unpublished commands were fetched, as runs of
+	// commands from one fetch (they share its clock read): their latency is
+	// taken when the batch is published, one clock read and one bucket per
+	// run, not per command.
+	struct fetch_run {
+		uint64_t fetched_ns;
+		uint64_t commands;
+	};
+	std::vector<fetch_run> unpublished_;
 
 	// Cross-thread: range-lock grants from other queues, and stop.
 	std::mutex woken_mutex_;

@@ -215,15 +215,16 @@ int uring_engine::reap()
 	int total = 0;
 	for (;;) {
 		io_uring_cqe batch[reap_chunk];
-		unsigned head, n = 0;
-		io_uring_cqe *cqe;
-		io_uring_for_each_cqe(&uring_, head, cqe) {
-			batch[n++] = *cqe;
-			if (n == reap_chunk)
-				break;
-		}
-		if (n == 0)
+		// One acquire load of the tail per chunk, not one per CQE as
+		// io_uring_for_each_cqe does: it orders every CQE read below.
+		unsigned head = *uring_.cq.khead;
+		unsigned ready = io_uring_smp_load_acquire(uring_.cq.ktail) - head;
+		if (ready == 0)
 			return total;
+		unsigned n = ready < reap_chunk ? ready : reap_chunk;
+		unsigned mask = uring_.cq.ring_mask, shift = io_uring_cqe_shift(&uring_);
+		for (unsigned i = 0; i < n; i++)
+			batch[i] = uring_.cq.cqes[((head + i) & mask) << shift];
 		io_uring_cq_advance(&uring_, n);
 		for (unsigned i = 0; i < n; i++)
 			dispatch(batch[i]);

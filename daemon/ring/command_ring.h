@@ -12,6 +12,8 @@
 // The engine never reads or writes outside the mapping, whatever the kernel
 // wrote into it; see entry_parser.h for the checks, mailbox.h for the memory
 // ordering, pending_responses.h for how out-of-order responses are placed.
+#include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -60,6 +62,37 @@ public:
 	// publish(). -ENOENT if cmd_id is not in flight.
 	int complete(uint16_t cmd_id, uint8_t scsi_status, std::span<const uint8_t> sense,
 		     std::optional<uint32_t> read_len = std::nullopt);
+	// complete() for the common answer, GOOD (no sense), inline: every
+	// good command ends here. The response's status, its reserved byte,
+	// our mark and read_len are adjacent: one 8-byte store on a
+	// little-endian host.
+	int complete_good(uint16_t cmd_id, uint32_t read_len)
+	{
+		if (!copies_.find(cmd_id))
+			return -ENOENT;
+		uint8_t uflags = TCMUD_UFLAG_READ_LEN;
+		if (!(geometry_.flags & TCMUD_MB_FLAG_CAP_READ_LEN))
+			uflags = 0, read_len = 0;
+		pending_response r = pending_.pop();
+		std::byte *at = map_.data() + geometry_.cmdr_off + r.pos;
+		std::memcpy(at + TCMUD_HDR_LEN_OP_OFF, &r.len_op, sizeof(r.len_op));
+		std::memcpy(at + TCMUD_HDR_CMD_ID_OFF, &cmd_id, sizeof(cmd_id));
+		std::memcpy(at + TCMUD_HDR_UFLAGS_OFF, &uflags, sizeof(uflags));
+		static_assert(entry_mark_off == TCMUD_RSP_SCSI_STATUS_OFF + 2 &&
+			      TCMUD_RSP_READ_LEN_OFF == TCMUD_RSP_SCSI_STATUS_OFF + 4);
+		if constexpr (std::endian::native == std::endian::little) {
+			// scsi_status 0 (GOOD), __pad1 0, mark, read_len
+			uint64_t rsp = uint64_t{entry_mark} << 16 | uint64_t{read_len} << 32;
+			std::memcpy(at + TCMUD_RSP_SCSI_STATUS_OFF, &rsp, sizeof(rsp));
+		} else {
+			uint16_t status_pad = 0, mark = entry_mark;
+			std::memcpy(at + TCMUD_RSP_SCSI_STATUS_OFF, &status_pad, sizeof(status_pad));
+			std::memcpy(at + entry_mark_off, &mark, sizeof(mark));
+			std::memcpy(at + TCMUD_RSP_READ_LEN_OFF, &read_len, sizeof(read_len));
+		}
+		copies_.release(cmd_id);
+		return 0;
+	}
 	// Answers cmd_id with TCMU_UFLAG_UNKNOWN_OP: the kernel fails the
 	// command itself (passthrough mode reports it as not supported).
 	int complete_unknown_op(uint16_t cmd_id);

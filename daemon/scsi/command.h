@@ -69,6 +69,10 @@ public:
 	// A step of a command's state machine: called with the result of the
 	// backstore request it waited for (or 0 after a range-lock grant).
 	using step_fn = void (*)(command &cmd, int64_t result);
+	// The fused READ/WRITE path's completion (read_write.cpp): finishes the
+	// command from the request's result and returns true, or returns false
+	// having changed nothing, and the step given with it runs instead.
+	using fused_fn = bool (*)(command &cmd, int64_t result);
 
 	// The coroutine frame of a multi-step emulation (command_task.h) lives
 	// here: 272 bytes at most with g++ 12 -O2 (unit tests, all emulations),
@@ -130,6 +134,11 @@ public:
 	// The same on another channel (EXTENDED COPY to another device's
 	// backstore, opened on this queue's thread: copy_targets.h).
 	void submit_to(backstore_queue &queue, step_fn next);
+	// Submits io() on the fused path: when it completes, `done` may finish
+	// the command at once, without the step driver; if it declines (an
+	// error, a short count, an atomic write in the way), `fallback` runs as
+	// a step would. A completion inside submit() always takes `fallback`.
+	void submit_fused(fused_fn done, step_fn fallback);
 	// Continues with `next` now if `ready`, else once resume() is called.
 	void continue_when(bool ready, step_fn next);
 	// Continues with `next` once resume() is called.
@@ -185,6 +194,7 @@ private:
 
 	// The driver: see drive() for why completions are trampolined.
 	step_fn next_ = nullptr;
+	fused_fn fused_ = nullptr;
 	int64_t pending_result_ = 0;
 	bool pending_ = false;
 	bool driving_ = false;

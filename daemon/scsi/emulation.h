@@ -28,6 +28,8 @@ void emulate_mode_select(command &cmd, int64_t);
 void emulate_read(command &cmd, int64_t);
 void emulate_write(command &cmd, int64_t);
 void emulate_synchronize_cache(command &cmd, int64_t);
+// The fused READ/WRITE path (logical_unit::execute); false: take the steps.
+bool execute_read_write_fused(command &cmd, bool write);
 // verify.cpp
 void emulate_verify(command &cmd, int64_t);
 void emulate_write_and_verify(command &cmd, int64_t);

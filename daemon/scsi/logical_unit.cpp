@@ -154,6 +154,10 @@ void logical_unit::execute(command &cmd, backstore_queue &queue)
 {
 	cmd.begin(*this, queue, sense_format_for(descriptor_sense()));
 	command::step_fn first = dispatch(*this, cmd);
+	// Plain READ and WRITE, the bulk of all I/O, skip the step driver.
+	if ((first == emulate_read || first == emulate_write) &&
+	    execute_read_write_fused(cmd, first == emulate_write))
+		return;
 	// A rejected command still goes through run() so the owner is told
 	// the same way, exactly once.
 	cmd.run(first ? first : [](command &, int64_t) {});

@@ -92,6 +92,33 @@ void write_locked(command &cmd, int64_t)
 	cmd.submit(write_done);
 }
 
+// The fused path's completions: the common outcome, whole and in time,
+// finished at once; anything else (false) goes to read_done/write_done.
+// A result is the byte count or 0 (backstore.h); short is for the step.
+bool whole(command &cmd, int64_t result)
+{
+	return result == 0 || static_cast<uint64_t>(result) == cmd.io().length;
+}
+
+bool read_fused_done(command &cmd, int64_t result)
+{
+	// As read_done: a WRITE ATOMIC that started meanwhile sends the read
+	// round again, under the lock (the fallback does that).
+	if (!whole(cmd, result) || !cmd.lu().atomic_writes().read_valid(cmd.work().cursor))
+		return false;
+	cmd.finish_good(cmd.work().blocks * cmd.lu().block_size());
+	return true;
+}
+
+bool write_fused_done(command &cmd, int64_t result)
+{
+	if (!whole(cmd, result))
+		return false;
+	release_lock(cmd);
+	cmd.finish_good();
+	return true;
+}
+
 void flush_done(command &cmd, int64_t result)
 {
 	if (result < 0) {
@@ -129,6 +156,57 @@ void emulate_write(command &cmd, int64_t)
 	bool fua = cdb[0] != WRITE_6 && (cdb[1] & FUA_BIT);
 	cmd.work().fua = fua || !cmd.lu().write_cache_enabled();
 	take_write_lock(cmd, cmd.work().lba, cmd.work().blocks, write_locked);
+}
+
+// The fused path for READ and WRITE (6/10/12/16), called by
+// logical_unit::execute once the CDB passed the table's checks, instead of
+// the step driver: one request from the CDB to the backstore and, on
+// completion, straight to the answer. It takes only the common case: the
+// transfer within MAXIMUM TRANSFER LENGTH and the capacity, not empty, and
+// exactly the data buffer's size; a READ only while no WRITE ATOMIC is in
+// flight. Anything else returns false having changed nothing, and the
+// command goes the step way (emulate_read/emulate_write), which gives
+// every error its sense. The semantics are the steps': FUA for every write
+// when WCE=0, a write holds the range lock shared (so COMPARE AND WRITE,
+// WRITE SAME, UNMAP, XCOPY stay atomic against it), a read checks the
+// atomic-write gate before and after.
+bool execute_read_write_fused(command &cmd, bool write)
+{
+	lba_fields f = decode_lba_fields(cmd.cdb());
+	logical_unit &lu = cmd.lu();
+	uint64_t capacity = lu.num_blocks();
+	uint64_t bytes = uint64_t{f.blocks} * lu.block_size();
+	if (f.blocks == 0 || f.blocks > lu.max_transfer_blocks() || f.lba > capacity ||
+	    f.blocks > capacity - f.lba || cmd.data_bytes() != bytes)
+		return false;
+	command::work_state &w = cmd.work();
+	if (!write && !lu.atomic_writes().read_begin(&w.cursor) && lu.config().atomic_read_exclusion)
+		return false;
+	w.lba = f.lba;
+	w.blocks = f.blocks;
+	block_io &io = cmd.io();
+	io.offset = f.lba * lu.block_size();
+	io.length = bytes;
+	io.iov = cmd.data();
+	if (!write) {
+		io.op = block_op::read;
+		io.fua = false;
+		cmd.submit_fused(read_fused_done, read_done);
+		return true;
+	}
+	std::span<const uint8_t> cdb = cmd.cdb();
+	bool fua = cdb[0] != WRITE_6 && (cdb[1] & FUA_BIT);
+	w.fua = fua || !lu.write_cache_enabled();
+	io.op = block_op::write;
+	io.fua = w.fua;
+	w.locked = true;
+	if (!lu.ranges().lock_shared(cmd.range(), f.lba, f.blocks)) {
+		// Parked behind a COMPARE AND WRITE: the step way from here.
+		cmd.continue_on_resume(write_locked);
+		return true;
+	}
+	cmd.submit_fused(write_fused_done, write_done);
+	return true;
 }
 
 // SBC-4 5.29/5.30. NUMBER OF LOGICAL BLOCKS 0 means "to the last LBA". IMMED

@@ -57,7 +57,8 @@ public:
 		}
 	}
 	void check_condition(uint8_t sense_key) { bump(sense_keys[sense_key & 0xf]); }
-	void latency_ns(uint64_t ns) { bump(latency[latency_bucket(ns)]); }
+	// `count` commands that took `ns` each.
+	void latency_ns(uint64_t ns, uint64_t count = 1) { bump(latency[latency_bucket(ns)], count); }
 	void malformed_entry() { bump(malformed); }
 	// One TMR entry, naming `aborted_here` commands in flight on this queue.
 	void task_management(uint64_t aborted_here)

@@ -296,8 +296,8 @@ private:
 		if (open_.empty()) {
 			// An id that is not in flight.
 			uint16_t id = in_.u16();
-			FUZZ_CHECK(ring().complete(id, 0, {}) == -ENOENT,
-				   "complete() of an id not in flight did not fail");
+			int rc = id & 1 ? ring().complete_good(id, 0) : ring().complete(id, 0, {});
+			FUZZ_CHECK(rc == -ENOENT, "complete() of an id not in flight did not fail");
 			return;
 		}
 		auto it = open_.begin();
@@ -305,16 +305,22 @@ private:
 		taken t = std::move(it->second);
 		open_.erase(it);
 		answer a;
-		a.unknown_op = in_.u8() % 8 == 0;
+		uint8_t how = in_.u8();
+		a.unknown_op = how % 8 == 0;
+		// complete_good(), the queue worker's answer for GOOD: status 0,
+		// no sense, read_len always given.
+		bool good_answer = how % 8 == 1;
 		if (a.unknown_op) {
 			FUZZ_CHECK(ring().complete_unknown_op(t.cmd_id) == 0, "complete_unknown_op failed");
 		} else {
 			a.status = in_.u8();
+			if (good_answer)
+				a.status = 0;
 			size_t sense_len = in_.range(0, 120);
 			a.sense.resize(sense_len);
 			for (size_t i = 0; i < sense_len; i++)
 				a.sense[i] = uint8_t(t.cmd_id + i * 3 + 1);
-			if (in_.flag())
+			if (in_.flag() || good_answer)
 				a.read_len = uint32_t(in_.range(0, t.data_in + 8));
 			a.data_in_len = t.data_in;
 			uint8_t seed = in_.u8();
@@ -323,8 +329,9 @@ private:
 				fuzz::fill_ramp({p, v.iov_len}, uint8_t(seed + a.data_in.size()));
 				a.data_in.insert(a.data_in.end(), p, p + v.iov_len);
 			}
-			FUZZ_CHECK(ring().complete(t.cmd_id, a.status, a.sense, a.read_len) == 0,
-				   "complete() of a command in flight failed");
+			int rc = good_answer ? ring().complete_good(t.cmd_id, *a.read_len)
+					     : ring().complete(t.cmd_id, a.status, a.sense, a.read_len);
+			FUZZ_CHECK(rc == 0, "complete() of a command in flight failed");
 		}
 		FUZZ_CHECK(ring().in_flight() == open_.size(), "in_flight() disagrees after complete");
 		response_written();

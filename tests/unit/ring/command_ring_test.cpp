@@ -71,6 +71,39 @@ TEST_CASE("read_len is not flagged when the kernel does not offer CAP_READ_LEN")
 	CHECK(model.completions().at(0).data_in.size() == 4096);
 }
 
+TEST_CASE("complete_good answers GOOD with read_len, out of order, as complete() does")
+{
+	bool cap_read_len = GENERATE(true, false);
+	model_options o;
+	if (!cap_read_len)
+		o.flags = TCMUD_MB_FLAG_CAP_OOOC;
+	kernel_ring_model model(o);
+	auto ring = attach_ring(model);
+	auto first = model.queue_command(read10_cdb, {}, 4096);
+	auto second = model.queue_command(read10_cdb, {}, 4096);
+	auto a = next_command(ring);
+	auto b = next_command(ring);
+	// The second answer goes into the first entry: its request fields
+	// (iov_cnt and more) lie under the response and must all be replaced.
+	REQUIRE(ring.complete_good(b.cmd_id, 1024) == 0);
+	REQUIRE(ring.complete_good(a.cmd_id, 4096) == 0);
+	CHECK(ring.complete_good(a.cmd_id, 4096) == -ENOENT);
+	CHECK(ring.in_flight() == 0);
+	CHECK(ring.publish());
+	REQUIRE(model.handle_completions() == 2);
+	CHECK_FALSE(model.broken());
+	for (const auto &c : model.completions()) {
+		CHECK(c.scsi_status == 0);
+		CHECK(bool(c.uflags & TCMUD_UFLAG_READ_LEN) == cap_read_len);
+		if (c.cmd_id == *second)
+			CHECK(c.data_in.size() == (cap_read_len ? 1024u : 4096u));
+		else
+			CHECK(c.cmd_id == *first);
+		if (cap_read_len)
+			CHECK(c.read_len == (c.cmd_id == *second ? 1024u : 4096u));
+	}
+}
+
 TEST_CASE("sense bytes land in rsp.sense_buffer and the rest of it is zeroed")
 {
 	kernel_ring_model model;
