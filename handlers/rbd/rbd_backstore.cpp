@@ -413,11 +413,12 @@ std::unique_ptr<backstore_queue> rbd_backstore::open_queue(io_engine &engine)
 	// when the image is reopened).
 	rbd_image_t image = nullptr;
 	if (options_.handle_per_queue) {
-		if (int r = session_->open_image(&image); r < 0) {
-			log_error(log_prefix_, "cannot open a queue's own image handle: %s",
-				  strerror(-r));
+		auto opened = session_->open_image();
+		if (!opened) {
+			log_error(log_prefix_, "%s", opened.error().what().c_str());
 			return nullptr;
 		}
+		image = *opened;
 	}
 	auto q = rbd_queue::open(*this, engine, image, options_.handle_per_queue);
 	if (!q) {
