@@ -27,12 +27,10 @@ constexpr uint8_t invalid_field_sense[18] = {0x70, 0, 0x05, 0, 0, 0, 0, 10, 0, 0
 int serve_ring(uio_device &uio)
 {
 	// docs:begin ring-loop
-	mailbox_error why;
-	auto ring = command_ring::attach(uio.mapping(), {}, why);
+	auto ring = command_ring::attach(uio.mapping(), {});
 	if (!ring) {
-		std::string_view what = to_string(why);
-		std::fprintf(stderr, "not a usable TCMU mailbox: %.*s\n", int(what.size()), what.data());
-		return -EPROTO;
+		std::fprintf(stderr, "%s\n", ring.error().what().c_str());
+		return ring.error().negative_errno();
 	}
 	for (;;) {
 		uint32_t events;

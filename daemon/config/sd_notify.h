@@ -9,7 +9,9 @@
 
 namespace tcmud {
 
-// 0 if sent or if not started by systemd (no $NOTIFY_SOCKET), else -errno.
+// 0 if sent or if not started by systemd (no $NOTIFY_SOCKET), else -errno:
+// fire and forget (the watchdog sends WATCHDOG=1 every interval and nobody
+// logs a failure), so no setup_result.
 int sd_notify_state(const char *state);
 
 // systemd's watchdog interval (WatchdogSec=) from $WATCHDOG_USEC, in

@@ -25,17 +25,15 @@ size_t device_registry::scan()
 		if (!devices_.count(info.minor))
 			add_scanned(info);
 	for (const discovery_skip &s : skipped)
-		log_warn("", "%s: skipped: %s", s.uio.c_str(), strerror(-s.error));
+		log_warn("", "%s: skipped: %s", s.uio.c_str(), s.error.what().c_str());
 	return devices_.size();
 }
 
 void device_registry::add_scanned(const uio_device_info &info)
 {
 	tcmu_configfs cfg(roots_, info.name.hba, info.name.device);
-	bool enabled = true;
-	uint32_t index = 0;
 	// Unreadable enable: assume a served device, the common case.
-	if (cfg.enabled(enabled) < 0 || enabled) {
+	if (auto enabled = cfg.enabled(); !enabled || *enabled) {
 		add_device(info, ring_origin::take_over);
 		return;
 	}
@@ -43,29 +41,30 @@ void device_registry::add_scanned(const uio_device_info &info)
 	// or the configfs write that created it never returns.
 	int rc = add_device(info, ring_origin::fresh);
 	std::string name = info.name.subtype + "/" + info.name.device;
-	if (cfg.device_index(index) < 0) {
-		log_error("", "%s: waits for a daemon's reply but its device index is unreadable",
-			  name.c_str());
+	auto index = cfg.device_index();
+	if (!index) {
+		log_error("", "%s: waits for a daemon's reply but its device index is unreadable: %s",
+			  name.c_str(), index.error().what().c_str());
 		return;
 	}
 	log_info("", "%s: created while no daemon ran; %s and answering its enable", name.c_str(),
 		 rc == 0 ? "serving it" : "refusing it");
 	if (answer_missed_add_)
-		answer_missed_add_(index, name, rc);
+		answer_missed_add_(*index, name, rc);
 }
 
 int device_registry::add(uint32_t minor)
 {
 	if (devices_.count(minor))
 		return 0;
-	uio_device_info info;
 	std::string uio = "uio" + std::to_string(minor);
-	int error = read_uio_device(roots_, uio, info);
-	if (error < 0) {
-		log_error("", "%s: not a usable tcm-user device: %s", uio.c_str(), strerror(-error));
-		return error;
+	auto info = read_uio_device(roots_, uio);
+	if (!info) {
+		log_error("", "%s: not a usable tcm-user device: %s", uio.c_str(),
+			  info.error().what().c_str());
+		return info.error().negative_errno();
 	}
-	return add_device(info, ring_origin::fresh);
+	return add_device(*info, ring_origin::fresh);
 }
 
 int device_registry::add_device(const uio_device_info &info, ring_origin origin)

@@ -33,23 +33,23 @@ void file_and_stderr(void *, log_level, std::string_view line)
 
 } // namespace
 
-int set_log_dir(const std::string &dir)
+setup_result<void> set_log_dir(const std::string &dir)
 {
 	if (dir.empty()) {
 		set_log_sink(nullptr, nullptr);
 		log_fd.reset();
-		return 0;
+		return {};
 	}
 	std::string path = dir + "/tcmud.log";
 	int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (fd < 0)
-		return -errno;
+		return setup_error{errno, "cannot open " + path};
 	// The logger serialises sink calls; swapping the fd happens before the
 	// sink is (re)installed, on the control thread.
 	set_log_sink(nullptr, nullptr);
 	log_fd.reset(fd);
 	set_log_sink(&file_and_stderr, nullptr);
-	return 0;
+	return {};
 }
 
 } // namespace tcmud

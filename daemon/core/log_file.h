@@ -5,10 +5,13 @@
 // logrotate may truncate it under us (copytruncate): it is opened O_APPEND.
 #include <string>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 
-// Installs the sink; an empty dir restores stderr only. 0 or -errno (the
-// file could not be opened; stderr logging goes on either way).
-int set_log_dir(const std::string &dir);
+// Installs the sink; an empty dir restores stderr only. At start and on
+// SIGHUP: an error names the file that could not be opened (stderr logging
+// goes on either way).
+setup_result<void> set_log_dir(const std::string &dir);
 
 } // namespace tcmud

@@ -85,9 +85,8 @@ bool load_settings(const options &o, settings &out)
 void apply_logging(const settings &s)
 {
 	set_log_level(s.level);
-	if (int rc = set_log_dir(s.log_dir); rc < 0)
-		log_error("", "cannot open %s/tcmud.log: %s; logging to stderr only",
-			  s.log_dir.c_str(), strerror(-rc));
+	if (auto opened = set_log_dir(s.log_dir); !opened)
+		log_error("", "%s; logging to stderr only", opened.error().what().c_str());
 }
 
 void usage(FILE *out)

@@ -188,12 +188,10 @@ void queue_worker::thread_main()
 int queue_worker::setup_on_thread()
 {
 	const std::string &pfx = params_.log_prefix;
-	mailbox_error why{};
-	auto ring = command_ring::attach(params_.map, params_.ring, why);
+	auto ring = command_ring::attach(params_.map, params_.ring);
 	if (!ring) {
-		log_error(pfx, "queue %u: unusable mailbox: %.*s", params_.queue_index,
-			  int(to_string(why).size()), to_string(why).data());
-		return -EPROTO;
+		log_error(pfx, "queue %u: %s", params_.queue_index, ring.error().what().c_str());
+		return ring.error().negative_errno();
 	}
 	ring_.emplace(std::move(*ring));
 

@@ -63,11 +63,14 @@ setup_result<void> tcmu_device::open_backstore()
 	bc.subtype = info_.name.subtype;
 	bc.cfgstring = info_.name.cfgstring;
 	bc.log_prefix = prefix_;
-	int rc = configfs_.dev_size(bc.dev_size);
-	if (rc == 0)
-		rc = configfs_.hw_block_size(bc.block_size);
-	if (rc < 0)
-		return setup_error{-rc, "cannot read the device's size from " + configfs_.dir().string()};
+	auto size = configfs_.dev_size();
+	if (!size)
+		return size.error();
+	auto block = configfs_.hw_block_size();
+	if (!block)
+		return block.error();
+	bc.dev_size = *size;
+	bc.block_size = *block;
 	if (bc.block_size == 0)
 		bc.block_size = 512;
 	if (bc.dev_size == 0 || bc.dev_size % bc.block_size)
@@ -92,17 +95,16 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 	lc.caps = store_->caps();
 	lc.vendor = "LIO-ORG";
 	lc.product = "TCMU device";
-	bool wce = true;
-	if (configfs_.emulate_write_cache(wce) == 0)
-		lc.write_cache_enabled = wce;
+	if (auto wce = configfs_.emulate_write_cache())
+		lc.write_cache_enabled = *wce;
 	// MAXIMUM TRANSFER LENGTH is set from the data area once the queues'
 	// layout is known (apply_transfer_limit); hw_max_sectors does not bound
 	// a user backstore's commands.
 	lc.copy_targets = &scsi::copy_target_registry::global();
 	// Read when an initiator asks, so a serial changed in configfs shows.
 	lc.unit_serial = [cfg = configfs_] {
-		std::string s;
-		return cfg.unit_serial(s) == 0 ? s : std::string();
+		auto s = cfg.unit_serial();
+		return s ? std::move(*s) : std::string();
 	};
 	auto lu = scsi::logical_unit::create(std::move(lc));
 	if (!lu)
@@ -119,12 +121,12 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 // attach to the empty ring and unblock once the workers run.
 void tcmu_device::take_over()
 {
-	int rc = configfs_.block_dev();
-	if (rc == 0)
-		rc = configfs_.reset_ring(ring_reset_level::busy);
-	if (rc < 0)
+	setup_result<void> done = configfs_.block_dev();
+	if (done)
+		done = configfs_.reset_ring(ring_reset_level::busy);
+	if (!done)
 		log_warn(prefix_, "taking over without a ring reset (%s): commands a previous "
-			 "daemon left in flight may time out", strerror(-rc));
+			 "daemon left in flight may time out", done.error().what().c_str());
 	else
 		log_info(prefix_, "taken over: ring reset, unanswered commands retried by the initiator");
 }
@@ -139,12 +141,14 @@ setup_result<void> tcmu_device::start_queues(const device_options &opts, ring_or
 	struct unblock {
 		const tcmu_configfs &cfg;
 		bool armed;
-		~unblock() { if (armed) cfg.unblock_dev(); }
+		~unblock() { if (armed) (void)cfg.unblock_dev(); }
 	} unblock_on_exit{configfs_, takeover};
 	uio_open_options uo;
 	uo.nonblocking = true; // the worker reads the event count after a poll
-	if (int rc = uio_device::open(roots_, info_, uo, uio_); rc < 0)
-		return setup_error{-rc, "cannot map /dev/" + info_.uio};
+	auto mapped = uio_device::open(roots_, info_, uo);
+	if (!mapped)
+		return mapped.error();
+	uio_ = std::move(*mapped);
 	auto detected = detect_queues();
 	if (!detected)
 		return detected.error();
@@ -193,9 +197,9 @@ setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 	area.data_bytes = geo.data_size;
 	area.cmdr_bytes = geo.cmdr_size;
 	uint32_t pages_per_block = 1;
-	uint64_t v = 0;
-	if (configfs_.read_attrib_u64("data_pages_per_blk", v) == 0 && v > 0 && v < 65536)
-		pages_per_block = uint32_t(v);
+	// Unreadable: the kernel's default, one page per block.
+	if (auto v = configfs_.read_attrib_u64("data_pages_per_blk"); v && *v > 0 && *v < 65536)
+		pages_per_block = uint32_t(*v);
 	area.block_bytes = pages_per_block * uint32_t(sysconf(_SC_PAGESIZE));
 	uint64_t by_ring = max_command_data_bytes(area);
 	uint64_t bytes = std::min(by_ring, opts.max_transfer_bytes);
@@ -217,17 +221,22 @@ setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 setup_result<void> tcmu_device::open_queue_uio(uint32_t q, uint32_t count)
 {
 	const std::string qs = "queue " + std::to_string(q);
-	uio_device_info qi;
-	if (int rc = find_queue_uio_device(roots_, info_, q, qi); rc < 0)
-		return setup_error{-rc, qs + " of " + std::to_string(count) +
-						": no uio device tcmu-queue/" +
-						std::to_string(info_.name.hba) + "/" + info_.name.device +
-						"/" + std::to_string(q)};
+	auto found = find_queue_uio_device(roots_, info_, q);
+	if (!found) {
+		setup_error e = found.error();
+		e.message = qs + " of " + std::to_string(count) + ": " + e.message;
+		return e;
+	}
+	const uio_device_info &qi = *found;
 	uio_open_options uo;
 	uo.nonblocking = true;
-	uio_device dev;
-	if (int rc = uio_device::open(roots_, qi, uo, dev); rc < 0)
-		return setup_error{-rc, qs + ": cannot map /dev/" + qi.uio};
+	auto opened = uio_device::open(roots_, qi, uo);
+	if (!opened) {
+		setup_error e = opened.error();
+		e.message = qs + ": " + e.message;
+		return e;
+	}
+	uio_device &dev = *opened;
 	auto mq = read_mq_mailbox(dev.mapping());
 	if (!mq || mq->nr_queues != count || mq->queue != q)
 		return setup_error{EPROTO, qs + ": /dev/" + qi.uio + "'s mailbox says queue " +
@@ -253,17 +262,20 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	// worker's thread once it has nothing in flight. On the multi-queue
 	// kernel reset_ring resets every queue's ring; the other workers
 	// notice (command_ring::sync_with_kernel).
+	// Rare (a broken ring), so setup_result's message is affordable here;
+	// the worker only wants 0 or -errno.
 	qp.reset_ring = [cfg = configfs_, pfx = prefix_, q] {
-		int rc = cfg.block_dev();
-		if (rc == 0) {
-			rc = cfg.reset_ring(ring_reset_level::busy);
-			int unblock = cfg.unblock_dev();
-			if (rc == 0)
-				rc = unblock;
+		setup_result<void> done = cfg.block_dev();
+		if (done) {
+			done = cfg.reset_ring(ring_reset_level::busy);
+			setup_result<void> unblocked = cfg.unblock_dev();
+			if (done)
+				done = unblocked;
 		}
-		if (rc < 0)
-			log_error(pfx, "queue %u: block_dev/reset_ring failed: %s", q, strerror(-rc));
-		return rc;
+		if (done)
+			return 0;
+		log_error(pfx, "queue %u: %s", q, done.error().what().c_str());
+		return done.error().negative_errno();
 	};
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
@@ -293,9 +305,9 @@ void tcmu_device::log_placement(const queue_placement &p) const
 // (a serial changed later in configfs is not followed).
 void tcmu_device::register_copy_target()
 {
-	std::string serial;
+	auto serial = configfs_.unit_serial();
 	scsi::naa_id naa;
-	if (configfs_.unit_serial(serial) < 0 || !scsi::naa_from_serial(serial, &naa)) {
+	if (!serial || !scsi::naa_from_serial(*serial, &naa)) {
 		log_info(prefix_, "no NAA designator (unit serial without hex digits): "
 			 "not reachable by EXTENDED COPY from other devices");
 		return;

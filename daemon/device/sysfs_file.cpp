@@ -27,11 +27,13 @@ std::string_view trim(std::string_view s)
 
 } // namespace
 
-int read_attribute(const std::filesystem::path &p, std::string &out)
+// Each setup_error{errno, ...} reads errno before its message is built
+// (brace initialisation runs left to right; see setup_result.h).
+setup_result<std::string> read_attribute(const std::filesystem::path &p)
 {
 	unique_fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
 	if (!fd)
-		return -errno;
+		return setup_error{errno, "cannot open " + p.string()};
 	std::string buf;
 	char chunk[4096];
 	for (;;) {
@@ -39,36 +41,38 @@ int read_attribute(const std::filesystem::path &p, std::string &out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return setup_error{errno, "cannot read " + p.string()};
 		if (n == 0)
 			break;
 		buf.append(chunk, size_t(n));
 		if (buf.size() > max_attribute_size)
-			return -EFBIG;
+			return setup_error{EFBIG, p.string() + " is larger than an attribute (" +
+						   std::to_string(max_attribute_size) + " bytes)"};
 	}
 	while (!buf.empty() && buf.back() == '\n')
 		buf.pop_back();
-	out = std::move(buf);
-	return 0;
+	return buf;
 }
 
-int write_attribute(const std::filesystem::path &p, std::string_view value)
+setup_result<void> write_attribute(const std::filesystem::path &p, std::string_view value)
 {
 	// O_TRUNC as a shell's "echo 1 > attr" does: configfs and sysfs ignore
 	// it, and a fake tree made of plain files then reads back just `value`.
 	unique_fd fd(::open(p.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
 	if (!fd)
-		return -errno;
+		return setup_error{errno, "cannot open " + p.string()};
 	ssize_t n;
 	do {
 		n = ::write(fd.get(), value.data(), value.size());
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
-	return size_t(n) == value.size() ? 0 : -EIO;
+		return setup_error{errno, "cannot write '" + std::string(value) + "' to " + p.string()};
+	if (size_t(n) != value.size())
+		return setup_error{EIO, "short write of '" + std::string(value) + "' to " + p.string()};
+	return {};
 }
 
-int parse_u64(std::string_view text, uint64_t &out)
+std::optional<uint64_t> parse_u64(std::string_view text)
 {
 	std::string_view s = trim(text);
 	int base = 10;
@@ -77,21 +81,23 @@ int parse_u64(std::string_view text, uint64_t &out)
 		base = 16;
 	}
 	if (s.empty())
-		return -EINVAL;
+		return std::nullopt;
 	uint64_t v = 0;
 	auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
 	if (ec != std::errc() || end != s.data() + s.size())
-		return -EINVAL;
-	out = v;
-	return 0;
+		return std::nullopt;
+	return v;
 }
 
-int read_u64_attribute(const std::filesystem::path &p, uint64_t &out)
+setup_result<uint64_t> read_u64_attribute(const std::filesystem::path &p)
 {
-	std::string text;
-	if (int r = read_attribute(p, text); r < 0)
-		return r;
-	return parse_u64(text, out);
+	auto text = read_attribute(p);
+	if (!text)
+		return text.error();
+	auto v = parse_u64(*text);
+	if (!v)
+		return setup_error{EINVAL, p.string() + " holds '" + *text + "', not a number"};
+	return *v;
 }
 
 } // namespace tcmud

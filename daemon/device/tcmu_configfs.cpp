@@ -13,17 +13,6 @@ namespace {
 
 constexpr std::string_view serial_label = "T10 VPD Unit Serial Number: ";
 
-int read_u32(const tcmu_configfs &cfg, std::string_view name, uint32_t &out)
-{
-	uint64_t v = 0;
-	if (int r = cfg.read_attrib_u64(name, v); r < 0)
-		return r;
-	if (v > std::numeric_limits<uint32_t>::max())
-		return -ERANGE;
-	out = uint32_t(v);
-	return 0;
-}
-
 } // namespace
 
 tcmu_configfs::tcmu_configfs(const device_roots &roots, uint32_t hba, std::string_view device)
@@ -33,119 +22,130 @@ tcmu_configfs::tcmu_configfs(const device_roots &roots, uint32_t hba, std::strin
 {
 }
 
-int tcmu_configfs::read_in(std::string_view sub, std::string_view name, std::string &out) const
-{
-	if (!valid_ || !is_safe_path_component(name))
-		return -EINVAL;
-	return read_attribute(dir_ / std::string(sub) / std::string(name), out);
-}
-
-int tcmu_configfs::read_attrib(std::string_view name, std::string &out) const
-{
-	return read_in("attrib", name, out);
-}
-
-int tcmu_configfs::read_attrib_u64(std::string_view name, uint64_t &out) const
-{
-	std::string text;
-	if (int r = read_attrib(name, text); r < 0)
-		return r;
-	return parse_u64(text, out);
-}
-
-int tcmu_configfs::hw_block_size(uint32_t &out) const
-{
-	return read_u32(*this, "hw_block_size", out);
-}
-
-int tcmu_configfs::dev_size(uint64_t &out) const
-{
-	return read_attrib_u64("dev_size", out);
-}
-
-int tcmu_configfs::emulate_write_cache(bool &out) const
-{
-	uint64_t v = 0;
-	if (int r = read_attrib_u64("emulate_write_cache", v); r < 0)
-		return r;
-	out = v != 0;
-	return 0;
-}
-
-int tcmu_configfs::enabled(bool &out) const
-{
-	std::string text;
-	uint64_t v = 0;
-	if (!valid_)
-		return -EINVAL;
-	if (int r = read_attribute(dir_ / "enable", text); r < 0)
-		return r;
-	if (int r = parse_u64(text, v); r < 0)
-		return r;
-	out = v != 0;
-	return 0;
-}
-
-int tcmu_configfs::device_index(uint32_t &out) const
-{
-	std::string text;
-	uint64_t v = 0;
-	if (!valid_)
-		return -EINVAL;
-	if (int r = read_attribute(dir_ / "statistics" / "scsi_dev" / "indx", text); r < 0)
-		return r;
-	if (int r = parse_u64(text, v); r < 0)
-		return r;
-	if (v > UINT32_MAX)
-		return -ERANGE;
-	out = static_cast<uint32_t>(v);
-	return 0;
-}
-
-int tcmu_configfs::info(std::string &out) const
+// `sub` is ours ("attrib", "statistics/scsi_dev", or empty); `name` and the
+// device's own name may come from outside and must not climb out of dir_.
+setup_result<std::filesystem::path> tcmu_configfs::path_of(std::string_view sub,
+							  std::string_view name) const
 {
 	if (!valid_)
-		return -EINVAL;
-	return read_attribute(dir_ / "info", out);
+		return setup_error{EINVAL, dir_.string() + ": the device name is not one path component"};
+	if (!is_safe_path_component(name))
+		return setup_error{EINVAL, "'" + std::string(name) + "' under " + dir_.string() +
+						   " is not one path component"};
+	return sub.empty() ? dir_ / std::string(name) : dir_ / std::string(sub) / std::string(name);
 }
 
-int tcmu_configfs::read_wwn(std::string_view name, std::string &out) const
+setup_result<std::string> tcmu_configfs::read_in(std::string_view sub, std::string_view name) const
 {
-	return read_in("wwn", name, out);
+	auto p = path_of(sub, name);
+	if (!p)
+		return p.error();
+	return read_attribute(*p);
 }
 
-int tcmu_configfs::unit_serial(std::string &out) const
+setup_result<uint32_t> tcmu_configfs::read_u32(std::string_view sub, std::string_view name) const
 {
-	std::string text;
-	if (int r = read_wwn("vpd_unit_serial", text); r < 0)
-		return r;
-	std::string_view s = text;
+	auto p = path_of(sub, name);
+	if (!p)
+		return p.error();
+	auto v = read_u64_attribute(*p);
+	if (!v)
+		return v.error();
+	if (*v > std::numeric_limits<uint32_t>::max())
+		return setup_error{ERANGE, p->string() + " holds " + std::to_string(*v) +
+						   ", more than 32 bits"};
+	return uint32_t(*v);
+}
+
+setup_result<void> tcmu_configfs::write_action(std::string_view name, std::string_view value) const
+{
+	auto p = path_of("action", name);
+	if (!p)
+		return p.error();
+	return write_attribute(*p, value);
+}
+
+setup_result<std::string> tcmu_configfs::read_attrib(std::string_view name) const
+{
+	return read_in("attrib", name);
+}
+
+setup_result<uint64_t> tcmu_configfs::read_attrib_u64(std::string_view name) const
+{
+	auto p = path_of("attrib", name);
+	if (!p)
+		return p.error();
+	return read_u64_attribute(*p);
+}
+
+setup_result<uint32_t> tcmu_configfs::hw_block_size() const
+{
+	return read_u32("attrib", "hw_block_size");
+}
+
+setup_result<uint64_t> tcmu_configfs::dev_size() const
+{
+	return read_attrib_u64("dev_size");
+}
+
+setup_result<bool> tcmu_configfs::emulate_write_cache() const
+{
+	auto v = read_attrib_u64("emulate_write_cache");
+	if (!v)
+		return v.error();
+	return *v != 0;
+}
+
+setup_result<bool> tcmu_configfs::enabled() const
+{
+	auto p = path_of("", "enable");
+	if (!p)
+		return p.error();
+	auto v = read_u64_attribute(*p);
+	if (!v)
+		return v.error();
+	return *v != 0;
+}
+
+setup_result<uint32_t> tcmu_configfs::device_index() const
+{
+	return read_u32("statistics/scsi_dev", "indx");
+}
+
+setup_result<std::string> tcmu_configfs::info() const
+{
+	return read_in("", "info");
+}
+
+setup_result<std::string> tcmu_configfs::read_wwn(std::string_view name) const
+{
+	return read_in("wwn", name);
+}
+
+setup_result<std::string> tcmu_configfs::unit_serial() const
+{
+	auto text = read_wwn("vpd_unit_serial");
+	if (!text)
+		return text;
+	std::string_view s = *text;
 	if (s.starts_with(serial_label))
 		s.remove_prefix(serial_label.size());
-	out = std::string(s);
-	return 0;
+	return std::string(s);
 }
 
-int tcmu_configfs::block_dev() const
+setup_result<void> tcmu_configfs::block_dev() const
 {
-	if (!valid_)
-		return -EINVAL;
-	return write_attribute(dir_ / "action" / "block_dev", "1");
+	return write_action("block_dev", "1");
 }
 
-int tcmu_configfs::unblock_dev() const
+setup_result<void> tcmu_configfs::unblock_dev() const
 {
-	if (!valid_)
-		return -EINVAL;
-	return write_attribute(dir_ / "action" / "block_dev", "0");
+	return write_action("block_dev", "0");
 }
 
-int tcmu_configfs::reset_ring(ring_reset_level level) const
+setup_result<void> tcmu_configfs::reset_ring(ring_reset_level level) const
 {
-	if (!valid_)
-		return -EINVAL;
-	std::string value = std::to_string(unsigned(level));
-	return write_attribute(dir_ / "action" / "reset_ring", value);
+	return write_action("reset_ring", std::to_string(unsigned(level)));
 }
 
 } // namespace tcmud

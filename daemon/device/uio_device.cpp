@@ -9,24 +9,28 @@
 
 namespace tcmud {
 
-int uio_device::open(const device_roots &roots, const uio_device_info &info,
-		     const uio_open_options &opts, uio_device &out)
+setup_result<uio_device> uio_device::open(const device_roots &roots, const uio_device_info &info,
+					  const uio_open_options &opts)
 {
-	if (!is_safe_path_component(info.uio) || info.map_size == 0)
-		return -EINVAL;
-	int flags = O_RDWR | O_CLOEXEC | (opts.nonblocking ? O_NONBLOCK : 0);
+	if (!is_safe_path_component(info.uio))
+		return setup_error{EINVAL, "'" + info.uio + "' is not a device name"};
 	auto path = roots.dev / info.uio;
+	if (info.map_size == 0)
+		return setup_error{EINVAL, path.string() + ": map0 has size 0"};
+	int flags = O_RDWR | O_CLOEXEC | (opts.nonblocking ? O_NONBLOCK : 0);
 	unique_fd fd(::open(path.c_str(), flags));
 	if (!fd)
-		return -errno;
+		return setup_error{errno, "cannot open " + path.string()};
 
 	size_t len = size_t(info.map_size);
 	void *addr = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
 	if (addr == MAP_FAILED)
-		return -errno;
-	out.map_ = mapped_region(addr, len);
-	out.fd_ = std::move(fd);
-	return 0;
+		return setup_error{errno, "cannot map " + std::to_string(len) + " bytes of " +
+						  path.string()};
+	uio_device dev;
+	dev.map_ = mapped_region(addr, len);
+	dev.fd_ = std::move(fd);
+	return dev;
 }
 
 int uio_channel::notify(uint32_t value) const

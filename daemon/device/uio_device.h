@@ -13,6 +13,7 @@
 #include "device/device_roots.h"
 #include "device/uio_discovery.h"
 #include "tcmud/mapped_region.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -35,6 +36,9 @@ public:
 	explicit uio_channel(int fd) : fd_(fd) {}
 
 	int fd() const { return fd_; }
+	// Both run per batch of commands on the queue worker: -errno, nothing
+	// allocated (setup_result.h's hot-path convention).
+	//
 	// Asks the kernel to collect responses (tcmu_irqcontrol). `value` is
 	// ignored by the stock kernel; the multi-queue kmod reads it as the
 	// queue number. 0 or -errno.
@@ -52,9 +56,10 @@ public:
 	uio_device() = default;
 
 	// Opens <dev>/<info.uio> and maps map0's map_size bytes. tcmu_mmap only
-	// accepts exactly that size, at page offset 0 (uio's "map 0").
-	static int open(const device_roots &roots, const uio_device_info &info,
-			const uio_open_options &opts, uio_device &out);
+	// accepts exactly that size, at page offset 0 (uio's "map 0"). Set-up:
+	// the error names the device node.
+	static setup_result<uio_device> open(const device_roots &roots, const uio_device_info &info,
+					     const uio_open_options &opts);
 
 	int fd() const { return fd_.get(); }
 	std::span<std::byte> mapping() const { return map_.bytes(); }

@@ -12,6 +12,7 @@
 
 #include "device/device_roots.h"
 #include "device/uio_name.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -24,21 +25,22 @@ struct uio_device_info {
 	uint64_t map_offset = 0;
 };
 
-// Reads one UIO device. -ENODEV when it is not a TCMU device, -EINVAL when
-// its attributes make no sense, -errno when they cannot be read (a device
-// being removed disappears between the directory listing and the read).
-int read_uio_device(const device_roots &roots, std::string_view uio, uio_device_info &out);
+// Reads one UIO device (at set-up: discovery, a netlink ADDED_DEVICE).
+// ENODEV when it is not a TCMU device, EINVAL when its attributes make no
+// sense, the errno when they cannot be read (a device being removed
+// disappears between the directory listing and the read).
+setup_result<uio_device_info> read_uio_device(const device_roots &roots, std::string_view uio);
 
 struct discovery_skip {
 	std::string uio;
-	int error = 0; // as read_uio_device returned it, never -ENODEV
+	setup_error error; // as read_uio_device returned it, never ENODEV
 };
 
 // The uio device of queue `queue` (>= 1) of the multi-queue device `dev`
-// (named tcmu-queue/<hba>/<dev>/<queue>). out.name is dev's name. -ENOENT when
-// no such uio device exists, -errno when it cannot be read.
-int find_queue_uio_device(const device_roots &roots, const uio_device_info &dev,
-			  uint32_t queue, uio_device_info &out);
+// (named tcmu-queue/<hba>/<dev>/<queue>). Its name is dev's name. ENOENT
+// when no such uio device exists, the errno when it cannot be read.
+setup_result<uio_device_info> find_queue_uio_device(const device_roots &roots,
+						    const uio_device_info &dev, uint32_t queue);
 
 // Every TCMU device, sorted by minor. UIO devices of other drivers are
 // ignored; TCMU ones that could not be read are listed in `skipped`.

@@ -26,19 +26,18 @@ void write_at(std::span<std::byte> map, uint64_t off, T v)
 
 } // namespace
 
-std::optional<command_ring> command_ring::attach(std::span<std::byte> map,
-						 const ring_options &opts,
-						 mailbox_error &why)
+setup_result<command_ring> command_ring::attach(std::span<std::byte> map,
+						const ring_options &opts)
 {
+	auto unusable = [](mailbox_error why) {
+		return setup_error{EPROTO, "unusable mailbox: " + std::string(to_string(why))};
+	};
 	ring_geometry g;
-	why = read_mailbox(map, g);
-	if (why != mailbox_error::none)
-		return std::nullopt;
+	if (mailbox_error why = read_mailbox(map, g); why != mailbox_error::none)
+		return unusable(why);
 	command_ring ring(map, g, opts);
-	if (ring.reset() < 0) {
-		why = mailbox_error::tail_invalid;
-		return std::nullopt;
-	}
+	if (ring.reset() < 0)
+		return unusable(mailbox_error::tail_invalid);
 	return ring;
 }
 

@@ -28,6 +28,7 @@
 #include "ring/ring_events.h"
 #include "ring/tcmu_abi.h"
 #include "tcmud/defaults.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -45,11 +46,11 @@ struct ring_options {
 
 class command_ring {
 public:
-	// Validates the mailbox and starts reading at the current cmd_tail.
-	// nullopt (and `why`) when the mailbox is not a usable version 2 one.
-	static std::optional<command_ring> attach(std::span<std::byte> map,
-						  const ring_options &opts,
-						  mailbox_error &why);
+	// Validates the mailbox and starts reading at the current cmd_tail,
+	// once per queue at its set-up. EPROTO, with the mailbox_error's text,
+	// when the mailbox is not a usable version 2 one.
+	static setup_result<command_ring> attach(std::span<std::byte> map,
+						 const ring_options &opts);
 
 	// The next entry the kernel published, or nullopt when caught up, when
 	// max_in_flight commands are out, or once the ring is broken.

@@ -30,19 +30,19 @@ uint32_t field(const unsigned char *buf, std::size_t off)
 
 } // namespace
 
-int probe_atomic_write(int fd, atomic_write_units *out)
+setup_result<atomic_write_units> probe_atomic_write(int fd)
 {
-	*out = {};
+	atomic_write_units u;
 	alignas(8) unsigned char buf[statx_size] = {};
 	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, statx_write_atomic, buf) < 0)
-		return -errno;
+		return setup_error{errno, "statx(STATX_WRITE_ATOMIC)"};
 	if (!(field(buf, off_mask) & statx_write_atomic))
-		return 0;
-	out->reported = true;
-	out->unit_min = field(buf, off_unit_min);
-	out->unit_max = field(buf, off_unit_max);
-	out->segments_max = field(buf, off_segments_max);
-	return 0;
+		return u;
+	u.reported = true;
+	u.unit_min = field(buf, off_unit_min);
+	u.unit_max = field(buf, off_unit_max);
+	u.segments_max = field(buf, off_segments_max);
+	return u;
 }
 
 } // namespace tcmud

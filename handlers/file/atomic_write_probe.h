@@ -5,6 +5,8 @@
 // build host may predate them, so the call and the layout are our own.
 #include <cstdint>
 
+#include "tcmud/setup_result.h"
+
 namespace tcmud {
 
 struct atomic_write_units {
@@ -14,8 +16,8 @@ struct atomic_write_units {
 	uint32_t segments_max = 0;
 };
 
-// statx(fd, STATX_WRITE_ATOMIC). 0, or -errno from statx.
-int probe_atomic_write(int fd, atomic_write_units *out);
+// statx(fd, STATX_WRITE_ATOMIC), once at open: the units, or statx's errno.
+setup_result<atomic_write_units> probe_atomic_write(int fd);
 
 // RWF_ATOMIC for preadv2/pwritev2 and io_uring's rw_flags (uapi/linux/fs.h).
 inline constexpr int rwf_atomic = 0x00000040;

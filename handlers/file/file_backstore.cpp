@@ -97,9 +97,10 @@ setup_result<void> check_direct_alignment(const backstore_config &cfg,
 void probe_atomic(int fd, const file_config &fcfg, const backstore_config &cfg,
 		  backstore_caps *caps)
 {
-	atomic_write_units u;
-	int rc = probe_atomic_write(fd, &u);
-	bool usable = rc == 0 && u.reported && fcfg.direct && u.segments_max >= 1 &&
+	// A failed statx is logged as "not reported": the range lock still holds.
+	auto probed = probe_atomic_write(fd);
+	const atomic_write_units u = probed ? *probed : atomic_write_units{};
+	bool usable = u.reported && fcfg.direct && u.segments_max >= 1 &&
 		      u.unit_max >= cfg.block_size && u.unit_min <= u.unit_max;
 	if (usable) {
 		caps->atomic_write_unit_min = std::max(u.unit_min, cfg.block_size);
@@ -112,18 +113,24 @@ void probe_atomic(int fd, const file_config &fcfg, const backstore_config &cfg,
 			: "atomic against other commands only (range lock)");
 }
 
+struct backing_size {
+	bool is_block = false;
+	uint64_t bytes = 0;
+};
+
 // The size of what fd refers to now: st_size, or the block device's size.
-int current_size(int fd, bool *is_block, uint64_t *size)
+setup_result<backing_size> current_size(int fd, const std::string &path)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		return -errno;
-	*is_block = S_ISBLK(st.st_mode);
-	if (!*is_block) {
-		*size = static_cast<uint64_t>(st.st_size);
-		return 0;
-	}
-	return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
+		return setup_error{errno, path + ": fstat"};
+	backing_size s;
+	s.is_block = S_ISBLK(st.st_mode);
+	if (!s.is_block)
+		s.bytes = static_cast<uint64_t>(st.st_size);
+	else if (ioctl(fd, BLKGETSIZE64, &s.bytes) < 0)
+		return setup_error{errno, path + ": BLKGETSIZE64"};
+	return s;
 }
 
 // Makes the backing store hold at least `wanted` bytes: a shorter file is
@@ -133,10 +140,11 @@ int current_size(int fd, bool *is_block, uint64_t *size)
 setup_result<void> ensure_size(int fd, const std::string &path, bool extend,
 			       uint64_t wanted, const std::string &log_prefix)
 {
-	bool is_block = false;
-	uint64_t have = 0;
-	if (int err = current_size(fd, &is_block, &have); err < 0)
-		return setup_error{-err, path + ": cannot read its size"};
+	auto size = current_size(fd, path);
+	if (!size)
+		return size.error();
+	const bool is_block = size->is_block;
+	const uint64_t have = size->bytes;
 	if (have < wanted) {
 		if (!extend || is_block)
 			return setup_error{EINVAL, path + " is " + std::to_string(have) +

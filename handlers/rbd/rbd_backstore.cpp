@@ -162,14 +162,12 @@ void rbd_backstore::start_lock(bool exclusive_lock_feature)
 		keeper_ = std::thread([this] { lock_keeper(); });
 		return;
 	}
-	std::string holder;
-	int r = 0;
-	rbd_lock_state st = take_lock(options_.standby_grace, &holder, &r);
-	state_.store(st, std::memory_order_seq_cst);
-	if (st != rbd_lock_state::owner)
+	lock_attempt got = take_lock(options_.standby_grace);
+	state_.store(got.state, std::memory_order_seq_cst);
+	if (got.state != rbd_lock_state::owner)
 		log_warn(log_prefix_, "exclusive lock on %s not acquired (%s; held by %s): writes "
 			 "are BUSY for %lld s, then DATA PROTECT, until it is ours; retrying "
-			 "every %lld ms", target_.c_str(), strerror(-r), holder.c_str(),
+			 "every %lld ms", target_.c_str(), strerror(-got.error), got.holder.c_str(),
 			 (long long)std::chrono::duration_cast<std::chrono::seconds>(
 				 options_.standby_grace).count(),
 			 (long long)options_.lock_poll.count());
@@ -177,20 +175,19 @@ void rbd_backstore::start_lock(bool exclusive_lock_feature)
 }
 
 // The lock as at open: acquired if nobody holds it, else standby with
-// writes BUSY for `grace`. Returns the state to enter; *holder and *r say
-// who held it and why it was not ours.
-rbd_lock_state rbd_backstore::take_lock(std::chrono::milliseconds grace, std::string *holder,
-					int *r)
+// writes BUSY for `grace`. librbd's -errno says why it was not ours.
+rbd_backstore::lock_attempt rbd_backstore::take_lock(std::chrono::milliseconds grace)
 {
-	*holder = lock_owners();
-	*r = *holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
-				 : -EBUSY;
-	if (*r == 0)
-		return rbd_lock_state::owner;
-	if (*r != -EBUSY)
-		*holder = lock_owners();
+	lock_attempt a{rbd_lock_state::owner, 0, lock_owners()};
+	a.error = a.holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
+				       : -EBUSY;
+	if (a.error == 0)
+		return a;
+	if (a.error != -EBUSY)
+		a.holder = lock_owners();
 	busy_until_ = std::chrono::steady_clock::now() + grace;
-	return *r == -ESHUTDOWN ? rbd_lock_state::fenced : rbd_lock_state::standby;
+	a.state = a.error == -ESHUTDOWN ? rbd_lock_state::fenced : rbd_lock_state::standby;
+	return a;
 }
 
 void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why)
@@ -323,13 +320,11 @@ void rbd_backstore::reopen()
 			session_ = std::move(fresh);
 			live_.store(session_.get(), std::memory_order_release);
 		}
-		std::string holder;
-		int r = 0;
 		// Someone alive broke our lock: if they still hold it, DATA
 		// PROTECT at once, no BUSY grace.
-		rbd_lock_state st = exclusive_lock_ ? take_lock(std::chrono::milliseconds(0),
-								 &holder, &r)
-						    : rbd_lock_state::unshared;
+		lock_attempt got = exclusive_lock_ ? take_lock(std::chrono::milliseconds(0))
+						   : lock_attempt{rbd_lock_state::unshared, 0, {}};
+		const rbd_lock_state st = got.state;
 		reopens_.fetch_add(1, std::memory_order_acq_rel);
 		auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
 				  std::chrono::steady_clock::now() - fenced_at).count();
@@ -337,7 +332,7 @@ void rbd_backstore::reopen()
 			 ") after %u attempt(s), %lld ms fenced; exclusive lock: %s%s%s",
 			 target_.c_str(), session_->instance_id(), old_id, attempt, (long long)ms,
 			 to_string(st), st == rbd_lock_state::owner ? "" : ", held by ",
-			 st == rbd_lock_state::owner ? "" : holder.c_str());
+			 st == rbd_lock_state::owner ? "" : got.holder.c_str());
 		// Published last: the queues submit again from here on.
 		state_.store(st, std::memory_order_seq_cst);
 		return;
@@ -413,11 +408,12 @@ std::unique_ptr<backstore_queue> rbd_backstore::open_queue(io_engine &engine)
 	// when the image is reopened).
 	rbd_image_t image = nullptr;
 	if (options_.handle_per_queue) {
-		if (int r = session_->open_image(&image); r < 0) {
-			log_error(log_prefix_, "cannot open a queue's own image handle: %s",
-				  strerror(-r));
+		auto opened = session_->open_image();
+		if (!opened) {
+			log_error(log_prefix_, "%s", opened.error().what().c_str());
 			return nullptr;
 		}
+		image = *opened;
 	}
 	auto q = rbd_queue::open(*this, engine, image, options_.handle_per_queue);
 	if (!q) {

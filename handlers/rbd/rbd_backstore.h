@@ -125,7 +125,12 @@ private:
 		      const backstore_config &cfg, const rbd_open_options &options,
 		      uint64_t size, backstore_caps caps);
 	void start_lock(bool exclusive_lock_feature);
-	rbd_lock_state take_lock(std::chrono::milliseconds grace, std::string *holder, int *r);
+	struct lock_attempt {
+		rbd_lock_state state; // the state to enter
+		int error;            // 0 when the lock is ours, else why not (-errno)
+		std::string holder;   // who held it
+	};
+	lock_attempt take_lock(std::chrono::milliseconds grace);
 	void lock_keeper();
 	bool blocklisted();
 	void reopen();

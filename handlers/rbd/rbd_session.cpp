@@ -169,9 +169,13 @@ setup_result<std::unique_ptr<rbd_session>> rbd_session::open(const rbd_config &c
 	return s;
 }
 
-int rbd_session::open_image(rbd_image_t *image) const
+setup_result<rbd_image_t> rbd_session::open_image() const
 {
-	return rbd_open(ioctx_, image_name_.c_str(), image, nullptr);
+	rbd_image_t image = nullptr;
+	// librbd returns -errno.
+	if (int r = rbd_open(ioctx_, image_name_.c_str(), &image, nullptr); r < 0)
+		return setup_error{-r, "cannot open a queue's own handle on " + image_name_};
+	return image;
 }
 
 } // namespace tcmud

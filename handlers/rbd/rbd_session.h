@@ -30,8 +30,9 @@ public:
 	// The session, or why not.
 	static setup_result<std::unique_ptr<rbd_session>> open(const rbd_config &cfg);
 	// Another handle on the same image through the same client (one per
-	// queue, for the measurement in rbd_backstore.h). 0 or -errno.
-	int open_image(rbd_image_t *image) const;
+	// queue, for the measurement in rbd_backstore.h), at the queue's
+	// set-up: the handle, or librbd's error naming the image.
+	setup_result<rbd_image_t> open_image() const;
 
 	rbd_image_t image() const { return image_; }
 	rados_t cluster() const { return cluster_; }

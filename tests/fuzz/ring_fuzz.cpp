@@ -113,9 +113,8 @@ public:
 		opts_.max_in_flight = in.range(1, 8);
 		opts_.initial_iovs_per_command = in.range(1, 4);
 		model_.emplace(o);
-		mailbox_error why{};
-		auto r = command_ring::attach(model_->mapping(), opts_, why);
-		FUZZ_CHECK(r.has_value(), "attach failed on the model's fresh mailbox");
+		auto r = command_ring::attach(model_->mapping(), opts_);
+		FUZZ_CHECK(r.ok(), "attach failed on the model's fresh mailbox");
 		ring_.emplace(std::move(*r));
 	}
 

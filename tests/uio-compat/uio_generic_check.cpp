@@ -58,11 +58,14 @@ private:
 class bar_mapping {
 public:
 	bar_mapping(int fd, size_t size)
-		: size_(size), p_(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) {}
+		: size_(size), p_(mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)),
+		  err_(errno) {}
 	bar_mapping(const bar_mapping &) = delete;
 	bar_mapping &operator=(const bar_mapping &) = delete;
 	~bar_mapping() { if (ok()) munmap(p_, size_); }
 	bool ok() const { return p_ != MAP_FAILED; }
+	// mmap's errno when !ok().
+	int error() const { return err_; }
 	volatile uint32_t &reg(size_t off) const
 	{
 		return *reinterpret_cast<volatile uint32_t *>(static_cast<uint8_t *>(p_) + off);
@@ -70,6 +73,7 @@ public:
 private:
 	size_t size_;
 	void *p_;
+	int err_;
 };
 
 int failures = 0;
@@ -84,6 +88,20 @@ void report(const char *name, const std::string &got, const std::string &want)
 	}
 }
 
+// A syscall's result and its errno. Made by `c = now(call(...));` as its
+// own statement: errno is read on entry, before anything else runs. (In
+// outcome(poll(...), errno) the order of the arguments is unspecified:
+// errno may be read before poll runs.)
+struct call_result {
+	ssize_t rc;
+	int err;
+};
+
+call_result now(ssize_t rc)
+{
+	return {rc, errno};
+}
+
 // A syscall's outcome as text: "ok N" or the errno's name.
 std::string outcome(ssize_t rc, int err)
 {
@@ -91,6 +109,11 @@ std::string outcome(ssize_t rc, int err)
 		return "ok " + std::to_string(rc);
 	const char *name = strerrorname_np(err);
 	return name ? name : "errno " + std::to_string(err);
+}
+
+std::string outcome(call_result r)
+{
+	return outcome(r.rc, r.err);
 }
 
 std::string sysfs_line(const std::string &path)
@@ -168,17 +191,19 @@ void check_sizes_and_nonblocking(const std::string &uio)
 	unique_fd fd(open(uio.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
 	int32_t v = 0;
 	int64_t wide = 0;
-	ssize_t rc = read(fd.get(), &v, 2);
-	report("read 2 bytes", outcome(rc, errno), "EINVAL");
-	rc = write(fd.get(), &wide, sizeof(wide));
-	report("write 8 bytes", outcome(rc, errno), "EINVAL");
-	rc = read(fd.get(), &v, 4);
-	report("nonblocking read, no event", outcome(rc, errno), "EAGAIN");
+	auto c = now(read(fd.get(), &v, 2));
+	report("read 2 bytes", outcome(c), "EINVAL");
+	c = now(write(fd.get(), &wide, sizeof(wide)));
+	report("write 8 bytes", outcome(c), "EINVAL");
+	c = now(read(fd.get(), &v, 4));
+	report("nonblocking read, no event", outcome(c), "EAGAIN");
 	pollfd p{fd.get(), POLLIN, 0};
-	report("poll, no event", outcome(poll(&p, 1, 0), errno) + " revents " + std::to_string(p.revents), "ok 0 revents 0");
+	// p.revents is read once poll has returned, not in the same expression.
+	c = now(poll(&p, 1, 0));
+	report("poll, no event", outcome(c) + " revents " + std::to_string(p.revents), "ok 0 revents 0");
 	v = 1;
-	rc = write(fd.get(), &v, 4);
-	report("irqcontrol write", outcome(rc, errno), "ENOSYS");
+	c = now(write(fd.get(), &v, 4));
+	report("irqcontrol write", outcome(c), "ENOSYS");
 }
 
 void check_interrupts(int fd, const bar_mapping &bar, const std::string &pci, const std::string &sys)
@@ -194,14 +219,15 @@ void check_interrupts(int fd, const bar_mapping &bar, const std::string &pci, co
 	report("interrupt quietened", quiet_irq(bar, pci) ? "yes" : "no", "yes");
 
 	pollfd p{fd, POLLIN, 0};
-	report("poll after the event was read", outcome(poll(&p, 1, 0), errno), "ok 0");
+	auto c = now(poll(&p, 1, 0));
+	report("poll after the event was read", outcome(c), "ok 0");
 	raise_irq(bar);
-	int prc = poll(&p, 1, 10000);
-	report("poll woken by interrupt", outcome(prc, errno) + " revents " + std::to_string(p.revents),
+	c = now(poll(&p, 1, 10000));
+	report("poll woken by interrupt", outcome(c) + " revents " + std::to_string(p.revents),
 	       "ok 1 revents " + std::to_string(POLLIN));
 	int32_t count = 0;
-	ssize_t rc = read(fd, &count, 4);
-	report("read after poll", outcome(rc, errno), "ok 4");
+	c = now(read(fd, &count, 4));
+	report("read after poll", outcome(c), "ok 4");
 	report("read event count - before", std::to_string(count - before), "2");
 	report("interrupt quietened", quiet_irq(bar, pci) ? "yes" : "no", "yes");
 }
@@ -220,17 +246,18 @@ void check_unbind(int fd, const std::string &pci)
 	bool woke = r.finishes_within(std::chrono::seconds(10));
 	report("blocked read at unbind", woke ? outcome(r.rc, r.err) : "still blocked", "EIO");
 	int32_t v = 1;
-	ssize_t rc = read(fd, &v, 4);
-	report("read after unbind", outcome(rc, errno), "EIO");
-	rc = write(fd, &v, 4);
-	report("write after unbind", outcome(rc, errno), "EINVAL");
+	auto c = now(read(fd, &v, 4));
+	report("read after unbind", outcome(c), "EIO");
+	c = now(write(fd, &v, 4));
+	report("write after unbind", outcome(c), "EINVAL");
 	// uio_poll returns -EIO as a poll mask: every requested bit plus ERR/HUP.
 	pollfd pf{fd, POLLIN, 0};
-	int prc = poll(&pf, 1, 0);
-	report("poll after unbind", outcome(prc, errno) + " revents " + std::to_string(pf.revents),
+	c = now(poll(&pf, 1, 0));
+	report("poll after unbind", outcome(c) + " revents " + std::to_string(pf.revents),
 	       "ok 1 revents " + std::to_string(POLLIN | POLLERR | POLLHUP));
 	void *p = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	report("mmap after unbind", p == MAP_FAILED ? outcome(-1, errno) : "mapped", "EINVAL");
+	const int mmap_err = errno;
+	report("mmap after unbind", p == MAP_FAILED ? outcome(-1, mmap_err) : "mapped", "EINVAL");
 	if (p != MAP_FAILED)
 		munmap(p, 4096);
 }
@@ -264,7 +291,7 @@ int main(int argc, char **argv)
 	}
 	{
 		bar_mapping bar(fd.get(), map_size);
-		report("map0 mmap", bar.ok() ? "ok" : outcome(-1, errno), "ok");
+		report("map0 mmap", bar.ok() ? "ok" : outcome(-1, bar.error()), "ok");
 		if (!bar.ok())
 			return 1;
 		char id[16];

@@ -177,6 +177,7 @@ setup_result<void> write_atomically(const std::string &path, const std::string &
 		return setup_error{errno, tmp};
 	// The first failure's errno: fclose and rename may set their own.
 	int err = 0;
+	errno = 0; // a short fwrite need not set it: not fopen's leftover
 	if (std::fwrite(text.data(), 1, text.size(), f) != text.size())
 		err = errno ? errno : EIO;
 	if (std::fclose(f) != 0 && !err)

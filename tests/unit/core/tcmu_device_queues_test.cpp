@@ -59,9 +59,9 @@ struct mq_tree {
 
 	setup_result<std::unique_ptr<tcmu_device>> open()
 	{
-		uio_device_info info;
-		REQUIRE(read_uio_device(t.roots, "uio2", info) == 0);
-		return tcmu_device::open(t.roots, info, device_options{}, ring_origin::fresh);
+		auto info = read_uio_device(t.roots, "uio2");
+		REQUIRE(info);
+		return tcmu_device::open(t.roots, *info, device_options{}, ring_origin::fresh);
 	}
 };
 

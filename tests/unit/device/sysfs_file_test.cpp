@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <cstring>
 
 #include "device/sysfs_file.h"
 #include "fake_tree.h"
@@ -12,38 +13,47 @@ using namespace tcmud::test;
 
 TEST_CASE("parse_u64 reads decimal and 0x-prefixed hex, ignoring the newline")
 {
-	uint64_t v = 0;
-	CHECK(parse_u64("4096\n", v) == 0);
-	CHECK(v == 4096);
-	CHECK(parse_u64("0x0000000040800000\n", v) == 0);
-	CHECK(v == 0x40800000);
+	CHECK(parse_u64("4096\n") == 4096u);
+	CHECK(parse_u64("0x0000000040800000\n") == 0x40800000u);
 }
 
 TEST_CASE("parse_u64 refuses trailing garbage, empty text and overflow")
 {
-	uint64_t v = 7;
-	CHECK(parse_u64("12ab", v) == -EINVAL);
-	CHECK(parse_u64("", v) == -EINVAL);
-	CHECK(parse_u64("0x", v) == -EINVAL);
-	CHECK(parse_u64("18446744073709551616", v) == -EINVAL);
-	CHECK(parse_u64("-1", v) == -EINVAL);
-	CHECK(v == 7);
+	CHECK_FALSE(parse_u64("12ab"));
+	CHECK_FALSE(parse_u64(""));
+	CHECK_FALSE(parse_u64("0x"));
+	CHECK_FALSE(parse_u64("18446744073709551616"));
+	CHECK_FALSE(parse_u64("-1"));
 }
 
 TEST_CASE("read_attribute drops the trailing newline")
 {
 	fake_tree t;
 	fake_tree::write(t.roots.sysfs / "a", "tcm-user/1/d/file/x\n");
-	std::string s;
-	REQUIRE(read_attribute(t.roots.sysfs / "a", s) == 0);
-	CHECK(s == "tcm-user/1/d/file/x");
+	auto s = read_attribute(t.roots.sysfs / "a");
+	REQUIRE(s);
+	CHECK(*s == "tcm-user/1/d/file/x");
 }
 
-TEST_CASE("read_attribute of a missing file is -ENOENT")
+TEST_CASE("read_attribute of a missing file is ENOENT, naming the file and the errno text")
 {
 	fake_tree t;
-	std::string s;
-	CHECK(read_attribute(t.roots.sysfs / "missing", s) == -ENOENT);
+	auto p = t.roots.sysfs / "missing";
+	auto s = read_attribute(p);
+	REQUIRE_FALSE(s);
+	CHECK(s.error().error == ENOENT);
+	CHECK(s.error().what() == "cannot open " + p.string() + ": " + std::strerror(ENOENT));
+}
+
+TEST_CASE("an attribute that is not a number is EINVAL, naming the file and its text")
+{
+	fake_tree t;
+	auto p = t.roots.sysfs / "size";
+	fake_tree::write(p, "lots\n");
+	auto v = read_u64_attribute(p);
+	REQUIRE_FALSE(v);
+	CHECK(v.error().error == EINVAL);
+	CHECK(v.error().message == p.string() + " holds 'lots', not a number");
 }
 
 TEST_CASE("write_attribute writes exactly the value")
@@ -51,13 +61,15 @@ TEST_CASE("write_attribute writes exactly the value")
 	fake_tree t;
 	auto p = t.roots.configfs / "x";
 	fake_tree::write(p, "old contents");
-	REQUIRE(write_attribute(p, "1") == 0);
+	REQUIRE(write_attribute(p, "1"));
 	CHECK(fake_tree::read(p) == "1");
 }
 
 TEST_CASE("write_attribute to a missing file is -ENOENT, not a new file")
 {
 	fake_tree t;
-	CHECK(write_attribute(t.roots.configfs / "nope", "1") == -ENOENT);
+	auto done = write_attribute(t.roots.configfs / "nope", "1");
+	REQUIRE_FALSE(done);
+	CHECK(done.error().error == ENOENT);
 	CHECK_FALSE(fs::exists(t.roots.configfs / "nope"));
 }

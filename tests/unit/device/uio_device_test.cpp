@@ -30,8 +30,9 @@ TEST_CASE("open maps map0 shared: bytes written through it reach the device")
 {
 	fake_tree t;
 	auto info = fake_info(t, std::string(8192, 'k'));
-	uio_device dev;
-	REQUIRE(uio_device::open(t.roots, info, {}, dev) == 0);
+	auto opened = uio_device::open(t.roots, info, {});
+	REQUIRE(opened);
+	uio_device &dev = *opened;
 	REQUIRE(dev.mapping().size() == 8192);
 	CHECK(dev.mapping()[100] == std::byte{'k'});
 
@@ -44,8 +45,9 @@ TEST_CASE("notify writes one 4-byte word to the uio fd")
 {
 	fake_tree t;
 	auto info = fake_info(t, std::string(4096, '\0'));
-	uio_device dev;
-	REQUIRE(uio_device::open(t.roots, info, {}, dev) == 0);
+	auto opened = uio_device::open(t.roots, info, {});
+	REQUIRE(opened);
+	uio_device &dev = *opened;
 	REQUIRE(dev.notify(0x01020304) == 0);
 
 	std::string bytes = fake_tree::read(t.roots.dev / "uio5").substr(0, 4);
@@ -61,8 +63,9 @@ TEST_CASE("read_event returns the 4-byte event count")
 	uint32_t count = 77;
 	std::memcpy(content.data(), &count, 4);
 	auto info = fake_info(t, content);
-	uio_device dev;
-	REQUIRE(uio_device::open(t.roots, info, {}, dev) == 0);
+	auto opened = uio_device::open(t.roots, info, {});
+	REQUIRE(opened);
+	uio_device &dev = *opened;
 	uint32_t got = 0;
 	REQUIRE(dev.read_event(got) == 0);
 	CHECK(got == 77);
@@ -74,9 +77,10 @@ TEST_CASE("opening a device node that does not exist is -ENOENT")
 	uio_device_info info;
 	info.uio = "uio9";
 	info.map_size = 4096;
-	uio_device dev;
-	CHECK(uio_device::open(t.roots, info, {}, dev) == -ENOENT);
-	CHECK(dev.fd() < 0);
+	auto opened = uio_device::open(t.roots, info, {});
+	REQUIRE_FALSE(opened);
+	CHECK(opened.error().error == ENOENT);
+	CHECK(opened.error().message == "cannot open " + (t.roots.dev / "uio9").string());
 }
 
 TEST_CASE("a uio name that is not one path component is refused before open")
@@ -85,16 +89,16 @@ TEST_CASE("a uio name that is not one path component is refused before open")
 	uio_device_info info;
 	info.uio = "../uio0";
 	info.map_size = 4096;
-	uio_device dev;
-	CHECK(uio_device::open(t.roots, info, {}, dev) == -EINVAL);
+	CHECK(uio_device::open(t.roots, info, {}).error().error == EINVAL);
 }
 
 TEST_CASE("moving a uio_device moves ownership of the fd and the mapping")
 {
 	fake_tree t;
 	auto info = fake_info(t, std::string(4096, 'a'));
-	uio_device a;
-	REQUIRE(uio_device::open(t.roots, info, {}, a) == 0);
+	auto opened = uio_device::open(t.roots, info, {});
+	REQUIRE(opened);
+	uio_device &a = *opened;
 	int fd = a.fd();
 	auto *addr = a.mapping().data();
 

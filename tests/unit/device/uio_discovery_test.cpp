@@ -48,39 +48,37 @@ TEST_CASE("a tcm-user device whose map0 cannot be read is skipped with its error
 	CHECK(found[0].name.device == "good");
 	REQUIRE(skipped.size() == 1);
 	CHECK(skipped[0].uio == "uio2");
-	CHECK(skipped[0].error == -ENOENT);
+	CHECK(skipped[0].error.error == ENOENT);
+	CHECK(skipped[0].error.message ==
+	      "cannot open " + (t.uio_dir("uio2") / "maps" / "map0" / "size").string());
 }
 
 TEST_CASE("a map0 size that is not a number makes the device unreadable")
 {
 	fake_tree t;
 	t.add_uio("uio4", "tcm-user/1/d/file/x", "lots\n");
-	uio_device_info info;
-	CHECK(read_uio_device(t.roots, "uio4", info) == -EINVAL);
+	CHECK(read_uio_device(t.roots, "uio4").error().error == EINVAL);
 }
 
 TEST_CASE("a map0 of size zero makes the device unreadable")
 {
 	fake_tree t;
 	t.add_uio("uio4", "tcm-user/1/d/file/x", "0x0\n");
-	uio_device_info info;
-	CHECK(read_uio_device(t.roots, "uio4", info) == -EINVAL);
+	CHECK(read_uio_device(t.roots, "uio4").error().error == EINVAL);
 }
 
 TEST_CASE("reading a uio device of another driver is -ENODEV")
 {
 	fake_tree t;
 	t.add_uio("uio0", "uio_pdrv_genirq");
-	uio_device_info info;
-	CHECK(read_uio_device(t.roots, "uio0", info) == -ENODEV);
+	CHECK(read_uio_device(t.roots, "uio0").error().error == ENODEV);
 }
 
 TEST_CASE("a directory entry not named uioN is not a device")
 {
 	fake_tree t;
 	t.add_uio("uiox", "tcm-user/1/d/file/x");
-	uio_device_info info;
-	CHECK(read_uio_device(t.roots, "uiox", info) == -ENODEV);
+	CHECK(read_uio_device(t.roots, "uiox").error().error == ENODEV);
 	CHECK(discover_tcmu_devices(t.roots).empty());
 }
 
@@ -95,13 +93,14 @@ TEST_CASE("a queue's uio device is found by hba, device and queue; discovery doe
 	auto devs = discover_tcmu_devices(t.roots);
 	REQUIRE(devs.size() == 1);
 
-	uio_device_info q;
-	REQUIRE(find_queue_uio_device(t.roots, devs[0], 1, q) == 0);
-	CHECK(q.uio == "uio3");
-	CHECK(q.minor == 3);
-	CHECK(q.map_size == 0x410000);
-	CHECK(q.name.device == "disk");
-	REQUIRE(find_queue_uio_device(t.roots, devs[0], 2, q) == 0);
-	CHECK(q.uio == "uio4");
-	CHECK(find_queue_uio_device(t.roots, devs[0], 3, q) == -ENOENT);
+	auto q = find_queue_uio_device(t.roots, devs[0], 1);
+	REQUIRE(q);
+	CHECK(q->uio == "uio3");
+	CHECK(q->minor == 3);
+	CHECK(q->map_size == 0x410000);
+	CHECK(q->name.device == "disk");
+	q = find_queue_uio_device(t.roots, devs[0], 2);
+	REQUIRE(q);
+	CHECK(q->uio == "uio4");
+	CHECK(find_queue_uio_device(t.roots, devs[0], 3).error().error == ENOENT);
 }

@@ -14,10 +14,9 @@ namespace tcmud::test {
 
 inline command_ring attach_ring(kernel_ring_model &model, const ring_options &opts = {})
 {
-	mailbox_error why{};
-	auto ring = command_ring::attach(model.mapping(), opts, why);
-	INFO("attach: " << to_string(why));
-	REQUIRE(ring.has_value());
+	auto ring = command_ring::attach(model.mapping(), opts);
+	INFO("attach: " << (ring ? std::string("ok") : ring.error().what()));
+	REQUIRE(ring);
 	return std::move(*ring);
 }
 
