@@ -164,13 +164,22 @@ def fmt(v, digits=1):
     return f"{v:,}" if isinstance(v, int) else f"{v:,.{digits}f}"
 
 
+def tcg_note(doc):
+    """How guest time ran: with -icount it is the guest's instructions, not the host's clock."""
+    if doc.get("icount_shift") is None:
+        return ""
+    return (f" with -icount shift={doc['icount_shift']},sleep=on (guest time = the guest's instructions, "
+            f"all vCPUs summed, {2 ** doc['icount_shift']} ns each: IOPS follow the work per command, "
+            "not the host's load)")
+
+
 def markdown(doc, labels, workloads, jobs_set):
     rows, meta = doc["results"], doc["meta"]
     by = {(r["label"], r["workload"], r["jobs"]): r for r in rows}
     out = [f"# Multi-queue benchmark {doc['date']}", "",
            f"`{doc['command']}` — tcmud {doc['tcmud_commit']} ({doc['tcmud_buildtype']}), bench scripts "
            f"{doc['bench_scripts_commit']}, guest kernel "
-           f"{meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG, {meta.get('fio')}, "
+           f"{meta.get('kernel')}, {meta.get('guest_cpus')} vCPUs under TCG{tcg_note(doc)}, {meta.get('fio')}, "
            f"tcmu-runner {meta.get('tcmu_runner')}; {meta.get('runtime_s')} s per run after "
            f"{meta.get('ramp_s')} s ramp, iodepth {meta.get('iodepth')} per fio job.", "",
            doc["setup"] + ".", "", "Commands: " + doc["commands_note"] + ".", "",
@@ -250,6 +259,7 @@ def main():
     for a in ("bench", "stem", "commit", "bench-commit", "buildtype", "command", "smp", "host-load-start",
               "host-load-end", "wall-s"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--icount", default="", help="QEMU -icount shift of the boot, if any")
     args = ap.parse_args()
     meta = dict(line.strip().split("=", 1) for line in open(os.path.join(args.bench, "meta.env"))
                 if "=" in line)
@@ -266,9 +276,11 @@ def main():
     doc = dict(date=date, command=args.command, tcmud_commit=args.commit,
                bench_scripts_commit=args.bench_commit,
                tcmud_buildtype=args.buildtype, smp=int(args.smp), meta=meta,
+               icount_shift=int(args.icount) if args.icount else None,
                host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
                wall_s=int(args.wall_s), png=args.stem + ".png",
-               title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG, "
+               title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG"
+                     f"{f' icount {args.icount}' if args.icount else ''}, "
                      f"{meta.get('runtime_s')} s/run, iodepth {meta.get('iodepth')}/job, {date}",
                setup="256 MiB file on XFS (a loop device in the guest; write-back cache on every "
                      "target), prefilled (1 MiB of random bytes repeated), exported through tcm_loop "

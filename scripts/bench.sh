@@ -16,7 +16,7 @@
 #                    [--workloads "randread-4k randwrite-4k randread-128k"]
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
-#                    [--revision REV] [--rbd] [--medium loop|virtio]
+#                    [--revision REV] [--rbd] [--medium loop|virtio] [--icount N]
 #   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR] [--rbd]
 #                    [--medium loop|virtio]
 #
@@ -36,6 +36,13 @@
 # --medium  what the XFS holding the file sits on: loop (default), a loop
 #           device over guest tmpfs; virtio, a virtio-blk disk (tests/vm/run
 #           --disk), where an O_DIRECT read is QEMU's, like a disk's DMA
+# --icount  guest time from guest instructions (tests/vm/run --icount N: QEMU
+#           -icount shift=N,sleep=on, 2^N ns each; N=4 is what the notes use):
+#           IOPS then follow the work per command, not the host's load, and
+#           repeat between rows and boots; but all vCPUs run on one host
+#           thread and their instructions add up in guest time, so more
+#           vCPUs or queues cannot show parallel speed-up, only less work
+#           per command. Idle time still passes in host time. Timed mode only.
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
@@ -58,7 +65,7 @@ command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
 iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
-insn=0 insn_reps=3 insn_profile=1 medium=loop
+insn=0 insn_reps=3 insn_profile=1 medium=loop icount=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -71,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--revision) commit=$2; shift 2 ;;
 	--rbd) rbd=1; shift ;;
 	--medium) medium=$2; shift 2 ;;
+	--icount) icount=$2; shift 2 ;;
 	--runtime) runtime=$2; shift 2 ;;
 	--ramp) ramp=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
@@ -84,7 +92,7 @@ while [ $# -gt 0 ]; do
 	--insn-reps) insn_reps=$2; shift 2 ;;
 	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n "2,54p" "$0"; exit 0 ;;
+	-h|--help) sed -n "2,61p" "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -138,6 +146,9 @@ bench_insn() {
 [ -f "$build/build.ninja" ] && ninja -C "$build" daemon/core/tcmud >&2
 [ -x "$build/daemon/core/tcmud" ] ||
 	{ echo "bench: no $build/daemon/core/tcmud (meson setup $build && ninja -C $build)" >&2; exit 2; }
+if [ $insn = 1 ] && [ -n "$icount" ]; then
+	echo "bench: --icount is for the timed mode (--insn counts instructions already)" >&2; exit 2
+fi
 [ $insn = 0 ] || { bench_insn; exit; }
 kmod_args=()
 [ $rbd = 0 ] || kmod_args+=(--ceph memstore)
@@ -173,7 +184,7 @@ start=$(date +%s)
 # (a daemon under valgrind that never answered); the timed figures are still
 # tabulated as long as the scenario wrote them.
 if ! "$src/tests/vm/run" --build "$build" "${kmod_args[@]}" "${disk_args[@]}" --smp "$smp" --mem "$mem" \
-	--timeout "$timeout" --out "$vmout" bench-mq >&2; then
+	${icount:+--icount "$icount"} --timeout "$timeout" --out "$vmout" bench-mq >&2; then
 	[ -s "$vmout/bench/counters.tsv" ] || { echo "bench: VM run failed (logs: $vmout)" >&2; exit 1; }
 	echo "bench: the VM run reported a failure (see $vmout); tabulating what it measured" >&2
 fi
@@ -181,9 +192,9 @@ wall=$(($(date +%s) - start))
 load_end=$(uptime)
 
 mkdir -p "$out"
-stem=$out/$(date +%Y-%m-%d)-mq
+stem=$out/$(date +%Y-%m-%d)-mq${icount:+-icount}
 n=1
-while [ -e "$stem.json" ]; do n=$((n + 1)); stem=$out/$(date +%Y-%m-%d)-mq-$n; done
+while [ -e "$stem.json" ]; do n=$((n + 1)); stem=$out/$(date +%Y-%m-%d)-mq${icount:+-icount}-$n; done
 # The daemon's revision is its build's source tree's (--revision for a tree
 # exported without git); the scenario's is this checkout's.
 tree=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
@@ -195,5 +206,5 @@ fi
 buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
 	python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"))' 2>/dev/null || echo unknown)
 python3 "$src/scripts/bench-report.py" --bench "$vmout/bench" --stem "$stem" \
-	--commit "$commit" --bench-commit "$bench_commit" --buildtype "$buildtype" --command "$command" --smp "$smp" \
+	--commit "$commit" --bench-commit "$bench_commit" --buildtype "$buildtype" --command "$command" --smp "$smp" --icount "$icount" \
 	--host-load-start "$load_start" --host-load-end "$load_end" --wall-s "$wall"
