@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <ctime>
 #include <string_view>
 
 #include "log/log.h"
@@ -15,20 +17,24 @@ namespace {
 
 unique_fd log_fd;
 
-void write_line(int fd, std::string_view line)
+// The file gets the stderr line behind a UTC time stamp: under systemd the
+// journal stamps stderr itself, a file has nothing else to date its lines.
+void file_and_stderr(void *, log_level level, std::string_view line)
 {
-	std::string buf(line);
-	buf.push_back('\n');
+	char buf[max_formatted_line + 32];
+	timespec now{};
+	clock_gettime(CLOCK_REALTIME, &now);
+	tm utc{};
+	gmtime_r(&now.tv_sec, &utc);
+	size_t stamp = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &utc);
+	stamp += static_cast<size_t>(snprintf(buf + stamp, 32 - stamp, ".%03ldZ ",
+					      now.tv_nsec / 1000000));
+	size_t len = format_line(std::span<char>(buf + stamp, max_formatted_line), level, line);
 	// One write per line, so concurrent writers never interleave inside it.
-	ssize_t n = ::write(fd, buf.data(), buf.size());
-	(void)n;
-}
-
-void file_and_stderr(void *, log_level, std::string_view line)
-{
-	write_line(STDERR_FILENO, line);
+	ssize_t n = ::write(STDERR_FILENO, buf + stamp, len);
 	if (log_fd)
-		write_line(log_fd.get(), line);
+		n = ::write(log_fd.get(), buf, stamp + len);
+	(void)n;
 }
 
 } // namespace

@@ -26,14 +26,8 @@ void *current_ctx = nullptr;     // guarded by sink_mutex
 // the terminal) never interleave mid-line.
 void stderr_sink(void *, log_level level, std::string_view line)
 {
-	char buf[max_line + 32];
-	int n = snprintf(buf, sizeof(buf), "tcmud %.*s: %.*s\n",
-			 static_cast<int>(log_level_name(level).size()),
-			 log_level_name(level).data(),
-			 static_cast<int>(line.size()), line.data());
-	if (n <= 0)
-		return;
-	size_t len = std::min(static_cast<size_t>(n), sizeof(buf) - 1);
+	char buf[max_formatted_line];
+	size_t len = format_line(buf, level, line);
 	ssize_t ignored = ::write(STDERR_FILENO, buf, len);
 	(void)ignored;
 }
@@ -81,6 +75,24 @@ void set_log_sink(log_sink sink, void *ctx)
 	std::lock_guard lock(sink_mutex);
 	current_sink = sink;
 	current_ctx = sink ? ctx : nullptr;
+}
+
+size_t format_line(std::span<char> out, log_level level, std::string_view line)
+{
+	if (out.empty())
+		return 0;
+	std::string_view name = log_level_name(level);
+	int n = snprintf(out.data(), out.size(), "tcmud %.*s: %.*s\n",
+			 static_cast<int>(name.size()), name.data(),
+			 static_cast<int>(line.size()), line.data());
+	if (n <= 0)
+		return 0;
+	if (static_cast<size_t>(n) >= out.size()) {
+		// Cut: keep the newline, so the next line starts on its own.
+		out[out.size() - 2] = '\n';
+		return out.size() - 1;
+	}
+	return static_cast<size_t>(n);
 }
 
 std::string_view log_level_name(log_level level)

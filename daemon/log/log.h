@@ -5,7 +5,9 @@
 // about. Lines go to stderr until the control plane installs a sink (journald,
 // a file). The level is checked before anything is formatted, so a disabled
 // debug line costs one relaxed atomic load. Never log per I/O.
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace tcmud {
@@ -28,6 +30,14 @@ bool log_enabled(log_level level);
 
 // nullptr restores the stderr sink.
 void set_log_sink(log_sink sink, void *ctx);
+
+// The text form of a line, "tcmud LEVEL: line\n", cut to fit `out`; returns
+// its length. Every sink that writes text uses it, so the journal, stderr and
+// the log file carry the same words that scripts and administrators grep for.
+size_t format_line(std::span<char> out, log_level level, std::string_view line);
+
+// Room format_line() needs for any line the logger emits.
+constexpr size_t max_formatted_line = 1024 + 32;
 
 // Parses "error", "warn", "info" or "debug"; false if it is none of them.
 bool parse_log_level(std::string_view text, log_level *level);

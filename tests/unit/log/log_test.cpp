@@ -75,3 +75,14 @@ TEST_CASE("level names parse back to their level", "[log]")
 	CHECK(level == log_level::debug);
 	CHECK_FALSE(parse_log_level("loud", &level));
 }
+
+TEST_CASE("format_line gives every text sink the same words, cut to fit", "[log]")
+{
+	char buf[64];
+	size_t n = format_line(buf, log_level::warn, "file/disk0: queue 0: stopped");
+	CHECK(std::string(buf, n) == "tcmud warn: file/disk0: queue 0: stopped\n");
+	char small[16];
+	n = format_line(small, log_level::info, "a line much longer than the buffer");
+	CHECK(n == sizeof(small) - 1);
+	CHECK(std::string(small, n) == "tcmud info: a \n");
+}
