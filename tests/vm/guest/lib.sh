@@ -114,6 +114,17 @@ export_via_loop() {
 # Mounts a fresh XFS on /mnt/bench, for the bench scenarios: the backing
 # file then lives on a file system with FMODE_NOWAIT, as on a server (tmpfs
 # would send every io_uring read and write to an io-wq thread). Under it, by
+# mount_loop_ext4 NAME MB: a fresh ext4 of MB MiB on a loop device over
+# /tmp/NAME-fs.img (preallocated: tmpfs pages are then charged up front, not
+# to whichever process writes first), mounted on /mnt/NAME.
+mount_loop_ext4() {
+	modprobe loop
+	fallocate -l "$2"M "/tmp/$1-fs.img"
+	mkfs.ext4 -q -F "/tmp/$1-fs.img"
+	mkdir -p "/mnt/$1"
+	mount -o loop "/tmp/$1-fs.img" "/mnt/$1"
+}
+
 # BENCH_MEDIUM: "loop" (default), a loop device over a 400 MiB tmpfs file;
 # "virtio", the disk tests/vm/run --disk attaches (bench_disk), on which an
 # O_DIRECT read is the disk's DMA, done by QEMU outside the guest's count,

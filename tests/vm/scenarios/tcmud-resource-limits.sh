@@ -33,11 +33,7 @@ start_tcmud
 prlimit --pid $$ --memlock="$old"
 lim=$(awk '/Max locked memory/ {print $4 ":" $5}' /proc/$TCMUD_PID/limits)
 expect_eq "$lim" "0:0" "tcmud's RLIMIT_MEMLOCK (soft:hard)"
-modprobe loop
-fallocate -l 96M /tmp/limits-fs.img
-mkfs.ext4 -q -F /tmp/limits-fs.img
-mkdir -p /mnt/limits
-mount -o loop /tmp/limits-fs.img /mnt/limits
+mount_loop_ext4 limits 96
 truncate -s 64M /mnt/limits/lun.img
 dev=$(export_via_loop "$(create_user_backstore limits0 file /mnt/limits/lun.img $((64 << 20)))")
 fio_write_verify "$dev" 8M

@@ -18,11 +18,7 @@ fio_write_verify "$dev" 64M
 # The same through O_DIRECT (direct=1): a file on ext4 on a loop device, so
 # the daemon's reads and writes are bios to and from the data area's pages
 # (pinned per I/O by the block layer) instead of page-cache copies.
-modprobe loop
-truncate -s 96M /tmp/direct-fs.img
-mkfs.ext4 -q -F /tmp/direct-fs.img
-mkdir -p /mnt/direct
-mount -o loop /tmp/direct-fs.img /mnt/direct
+mount_loop_ext4 direct 96
 truncate -s 64M /mnt/direct/lun.img
 ddev=$(export_via_loop "$(create_user_backstore direct0 file "/mnt/direct/lun.img;direct=1" $((64 << 20)))")
 # tcmud holds the file open with O_DIRECT (040000 on x86), not merely accepted
