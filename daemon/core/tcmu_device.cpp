@@ -190,9 +190,13 @@ setup_result<uint32_t> tcmu_device::detect_queues()
 // tcmud.conf's cap, in whole blocks.
 setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 {
-	ring_geometry geo;
-	if (mailbox_error e = read_mailbox(uio_.mapping(), geo); e != mailbox_error::none)
-		return setup_error{EPROTO, "queue 0: " + std::string(to_string(e))};
+	auto mailbox = read_mailbox(uio_.mapping());
+	if (!mailbox) {
+		setup_error e = mailbox.error();
+		e.message = "/dev/" + info_.uio + ": " + e.message;
+		return e;
+	}
+	const ring_geometry &geo = *mailbox;
 	queue_data_area area;
 	area.data_bytes = geo.data_size;
 	area.cmdr_bytes = geo.cmdr_size;
