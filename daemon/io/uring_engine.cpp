@@ -85,9 +85,7 @@ setup_result<void> uring_engine::setup(const uring_options &opts)
 	waiters_.reserve(64);
 	waiters_running_.reserve(64);
 	waker_ = std::make_unique<wake_channel>(*this);
-	if (int rc = waker_->open(); rc < 0)
-		return setup_error{-rc, "io_uring wake channel (eventfd) failed"};
-	return {};
+	return waker_->open();
 }
 
 uring_engine::~uring_engine()

@@ -14,6 +14,7 @@
 #include "io/uring_engine.h"
 
 using namespace tcmud;
+using tcmud::test::no_free_fds;
 using tcmud::test::recording_completion;
 
 namespace {
@@ -137,4 +138,22 @@ TEST_CASE("wake from another thread calls the wake completion on the owner", "[i
 	REQUIRE(engine->wake() == 0);
 	engine->run_once(1, &long_wait);
 	CHECK(done.calls() == 2);
+}
+
+// Not tagged [wake]: valgrind (io-valgrind) keeps its own fd limit and lets
+// the eventfd through.
+TEST_CASE("a wake channel that gets no eventfd says what it could not create", "[io][eventfd]")
+{
+	auto engine = make_engine();
+	wake_channel extra(*engine);
+	setup_result<void> opened;
+	{
+		no_free_fds limit;
+		REQUIRE(limit.ok());
+		opened = extra.open();
+	}
+	REQUIRE_FALSE(opened);
+	CHECK(opened.error().error == EMFILE);
+	CHECK(opened.error().what() ==
+	      "cannot create the io_uring's wake-up eventfd: Too many open files");
 }
