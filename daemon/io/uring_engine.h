@@ -41,7 +41,7 @@ public:
 
 	io_uring_sqe *get_sqe(io_completion *done) override;
 	void wait_for_sqe(io_completion *waiter) override;
-	int register_file(int fd) override;
+	setup_result<int> register_file(int fd) override;
 	void unregister_file(int index) override;
 
 	// Submits pending SQEs, waits until min_complete completions are ready
