@@ -67,13 +67,12 @@ public:
 			bool retry = ++failures_ <= max_failures;
 			log_error(w_.params_.log_prefix, "queue %u: uio poll failed: %s; %s",
 				  w_.params_.queue_index, strerror(int(-result)),
-				  retry ? "watching again" : "giving up");
-			int rc = retry ? w_.engine_->watch_readable(w_.wake_fd(), this) : int(result);
-			if (rc < 0) {
-				log_error(w_.params_.log_prefix, "queue %u: no doorbell (%s): the queue "
-					  "stops serving", w_.params_.queue_index, strerror(int(-rc)));
+				  retry ? "watching again"
+					: "giving up, no doorbell: the queue stops serving");
+			if (retry)
+				w_.engine_->watch_readable(w_.wake_fd(), this);
+			else
 				w_.stopping_.store(true, std::memory_order_release);
-			}
 			return;
 		}
 		failures_ = 0;

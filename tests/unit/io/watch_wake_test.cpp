@@ -111,6 +111,19 @@ TEST_CASE("after unwatch the target is not called again", "[io][watch]")
 	drain_eventfd(efd.get());
 }
 
+TEST_CASE("a watch that cannot poll still returns an id; EBADF reaches its target once",
+	  "[io][watch]")
+{
+	// watch_readable has no error to return: what fails, fails in the
+	// io_uring, and arrives as io_done(-errno) (queue_worker's doorbell).
+	auto engine = make_engine();
+	recording_completion target;
+	CHECK(engine->watch_readable(-1, &target) >= 0);
+	REQUIRE(engine->run_once(1, &long_wait) >= 1);
+	engine->run_once(0, &short_wait);
+	CHECK(target.results == std::vector<int64_t>{-EBADF});
+}
+
 TEST_CASE("request_stop from another thread makes run() return", "[io][wake]")
 {
 	auto engine = make_engine();
