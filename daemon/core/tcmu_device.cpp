@@ -284,9 +284,8 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
-	// The worker has logged why, on its own thread.
-	if (int rc = worker->start(); rc < 0)
-		return setup_error{-rc, "queue " + std::to_string(q) + " did not start"};
+	if (auto started = worker->start(); !started)
+		return started.error();
 	queues_.push_back(std::move(worker));
 	return {};
 }
