@@ -31,6 +31,7 @@
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
 #include "tcmud/defaults.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -281,21 +282,22 @@ void stall_first_queues_for_test(device_registry &devices)
 }
 
 // SIGTERM, SIGINT, SIGHUP and SIGUSR1 (the watchdog's test hook) blocked
-// and read from a signalfd, or an empty fd (-errno logged). Blocked before
-// any worker thread exists, so every thread, GDBus's included, inherits the
-// mask and only the signalfd sees these signals.
-unique_fd open_signalfd()
+// and read from a signalfd. Blocked before any worker thread exists, so
+// every thread, GDBus's included, inherits the mask and only the signalfd
+// sees these signals.
+setup_result<unique_fd> open_signalfd()
 {
 	sigset_t mask;
 	sigemptyset(&mask);
 	for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1})
 		sigaddset(&mask, sig);
-	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+	// pthread_sigmask returns the error number; it sets no errno.
+	if (int err = pthread_sigmask(SIG_BLOCK, &mask, nullptr))
+		return setup_error{err, "cannot block SIGTERM, SIGINT, SIGHUP and SIGUSR1"};
 	unique_fd sfd(signalfd(-1, &mask, SFD_CLOEXEC));
-	if (!sfd) {
-		int err = errno;
-		log_error("", "signalfd: %s", strerror(err));
-	}
+	if (!sfd)
+		return setup_error{errno, "cannot open a signalfd for SIGTERM, SIGINT, SIGHUP "
+					  "and SIGUSR1"};
 	return sfd;
 }
 
@@ -399,9 +401,12 @@ void run_control_loop(int sfd, const options &o, settings &s, device_registry &d
 
 int serve(const options &o, settings s)
 {
-	unique_fd sfd = open_signalfd();
-	if (!sfd)
+	auto signals = open_signalfd();
+	if (!signals) {
+		log_error("", "%s", signals.error().what().c_str());
 		return 1;
+	}
+	unique_fd sfd = std::move(*signals);
 	device_registry devices(device_roots{}, s.device);
 	services sv;
 	size_t n = open_netlink_and_scan(devices, sv);
