@@ -77,12 +77,11 @@ setup_result<void> tcmu_device::open_backstore()
 		return setup_error{EINVAL, "device size " + std::to_string(bc.dev_size) +
 						   " is not a non-zero multiple of the " +
 						   std::to_string(bc.block_size) + "-byte block"};
+	// The handler's error names what it could not open (the file, the
+	// image): the cfgstring again in front would say the path twice.
 	auto store = handler->open(bc);
-	if (!store) {
-		setup_error e = store.error();
-		e.message = "cannot open '" + bc.cfgstring + "': " + e.message;
-		return e;
-	}
+	if (!store)
+		return store.error();
 	store_ = std::move(*store);
 	return make_logical_unit(bc);
 }

@@ -39,7 +39,7 @@ setup_result<backing_file> open_backing(const file_config &cfg)
 	int flags = O_RDWR | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
 	file.fd.reset(::open(cfg.path.c_str(), flags));
 	if (!file.fd) {
-		setup_error e{errno, cfg.path};
+		setup_error e{errno, "cannot open " + cfg.path};
 		if (e.error == EINVAL && cfg.direct)
 			e.hint = "the file system may not support O_DIRECT";
 		return e;

@@ -111,3 +111,16 @@ TEST_CASE("a missing queue uio device fails the device (-ENOENT)")
 	REQUIRE_FALSE(dev);
 	CHECK(dev.error().error == ENOENT);
 }
+
+TEST_CASE("a device whose backing file is missing is refused, naming the path once")
+{
+	set_log_level(log_level::error);
+	mq_tree m(2);
+	m.add_queue(3, "tcm-user/1/disk/file//nonexistent/tcmud/img;direct=1", 0);
+	auto info = read_uio_device(m.t.roots, "uio3");
+	REQUIRE(info);
+	auto dev = tcmu_device::open(m.t.roots, *info, device_options{}, ring_origin::fresh);
+	REQUIRE_FALSE(dev);
+	// tcmu_device logs it behind "file/disk: "; the handler names the file.
+	CHECK(dev.error().what() == "cannot open /nonexistent/tcmud/img: No such file or directory");
+}
