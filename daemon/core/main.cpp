@@ -225,8 +225,13 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 		// saved configuration: the same value is no change at all.
 		if (ev.dev_size && *ev.dev_size == dev.size_bytes())
 			return 0;
-		if (ev.dev_size)
-			return dev.resize(*ev.dev_size);
+		if (ev.dev_size) {
+			auto resized = dev.resize(*ev.dev_size);
+			if (resized)
+				return 0;
+			log_error(dev.log_prefix(), "%s", resized.error().what().c_str());
+			return resized.error().negative_errno();
+		}
 		if (ev.dev_cfg && *ev.dev_cfg == dev.dev_config())
 			return 0;
 		// A new cfgstring means another backing file: refused (the kernel

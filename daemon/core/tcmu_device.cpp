@@ -345,26 +345,25 @@ void tcmu_device::stop()
 // before the file holds it. Shrinking: the SCSI capacity first, so nothing
 // new is admitted beyond the new end before the backstore refuses it. The
 // initiator sees the new capacity after a rescan (READ CAPACITY).
-int tcmu_device::resize(uint64_t new_bytes)
+setup_result<void> tcmu_device::resize(uint64_t new_bytes)
 {
 	const uint32_t bs = lu_->block_size();
 	const uint64_t old_bytes = size_bytes();
-	if (new_bytes == 0 || new_bytes % bs != 0) {
-		log_error(prefix_, "resize to %" PRIu64 " bytes refused: not a positive multiple "
-			  "of the %u-byte block size", new_bytes, bs);
-		return -EINVAL;
-	}
+	const std::string refused = "resize to " + std::to_string(new_bytes) + " bytes refused: ";
+	if (new_bytes == 0 || new_bytes % bs != 0)
+		return setup_error{EINVAL, refused + "not a positive multiple of the " +
+						   std::to_string(bs) + "-byte block size"};
 	if (new_bytes < old_bytes)
 		lu_->set_num_blocks(new_bytes / bs);
 	if (auto resized = store_->resize(new_bytes); !resized) {
 		lu_->set_num_blocks(old_bytes / bs);
-		log_error(prefix_, "resize to %" PRIu64 " bytes refused: %s", new_bytes,
-			  resized.error().what().c_str());
-		return resized.error().negative_errno();
+		setup_error e = resized.error();
+		e.message = refused + e.message;
+		return e;
 	}
 	lu_->set_num_blocks(new_bytes / bs);
 	log_info(prefix_, "resized from %" PRIu64 " to %" PRIu64 " bytes", old_bytes, new_bytes);
-	return 0;
+	return {};
 }
 
 } // namespace tcmud
