@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -115,15 +116,15 @@ void usage(FILE *out)
 	std::fprintf(out, "\n");
 }
 
-bool parse_count(const char *text, size_t lo, size_t hi, size_t &out)
+// A number from lo to hi; nullopt for anything else.
+std::optional<size_t> parse_count(const char *text, size_t lo, size_t hi)
 {
 	char *end = nullptr;
 	errno = 0;
 	unsigned long long v = std::strtoull(text, &end, 10);
 	if (errno || !end || *end || v < lo || v > hi)
-		return false;
-	out = size_t(v);
-	return true;
+		return std::nullopt;
+	return size_t(v);
 }
 
 // 0 to run, 1 to exit successfully (help/version), 2 on a usage error.
@@ -143,8 +144,6 @@ int parse_args(int argc, char **argv, options &o)
 		{},
 	};
 	int c;
-	size_t n = 0;
-	log_level level{};
 	while ((c = getopt_long(argc, argv, "c:l:hV", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 'c':
@@ -152,11 +151,11 @@ int parse_args(int argc, char **argv, options &o)
 			o.paths.tcmud_conf_required = true;
 			break;
 		case 'l':
-			if (!parse_log_level(optarg, &level)) {
+			o.cli.level = parse_log_level(optarg);
+			if (!o.cli.level) {
 				std::fprintf(stderr, "tcmud: unknown log level '%s'\n", optarg);
 				return 2;
 			}
-			o.cli.level = level;
 			break;
 		case 'd': o.cli.log_dir = optarg; break;
 		case 'n': o.cli.dbus = false; break;
@@ -169,19 +168,21 @@ int parse_args(int argc, char **argv, options &o)
 			o.cli.control_socket = optarg;
 			break;
 		case 'm':
-			if (!parse_count(optarg, 1, 65535, n)) {
+			o.cli.max_in_flight = parse_count(optarg, 1, 65535);
+			if (!o.cli.max_in_flight) {
 				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65535\n");
 				return 2;
 			}
-			o.cli.max_in_flight = n;
 			break;
-		case 'u':
-			if (!parse_count(optarg, 8, 32768, n)) {
+		case 'u': {
+			auto n = parse_count(optarg, 8, 32768);
+			if (!n) {
 				std::fprintf(stderr, "tcmud: --uring-entries wants 8..32768\n");
 				return 2;
 			}
-			o.cli.uring_entries = unsigned(n);
+			o.cli.uring_entries = unsigned(*n);
 			break;
+		}
 		case 'q': {
 			auto p = parse_queue_placement(optarg);
 			if (!p) {
