@@ -308,14 +308,14 @@ void tcmu_device::log_placement(const queue_placement &p) const
 void tcmu_device::register_copy_target()
 {
 	auto serial = configfs_.unit_serial();
-	scsi::naa_id naa;
-	if (!serial || !scsi::naa_from_serial(*serial, &naa)) {
+	auto naa = serial ? scsi::naa_from_serial(*serial) : std::nullopt;
+	if (!naa) {
 		log_info(prefix_, "no NAA designator (unit serial without hex digits): "
 			 "not reachable by EXTENDED COPY from other devices");
 		return;
 	}
 	copy_target_ = std::make_shared<device_copy_target>(store_, lu_);
-	scsi::copy_target_registry::global().add(naa, copy_target_);
+	scsi::copy_target_registry::global().add(*naa, copy_target_);
 }
 
 void tcmu_device::stop()
