@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "tcmud/setup_result.h"
@@ -72,20 +73,21 @@ setup_result<void> split_line(std::string_view line, std::string_view *key, std:
 	return {};
 }
 
-bool parse_number(std::string_view text, unsigned long lo, unsigned long hi, unsigned long *out)
+// A decimal number from lo to hi; nullopt for anything else.
+std::optional<unsigned long> parse_number(std::string_view text, unsigned long lo,
+					  unsigned long hi)
 {
 	if (text.empty() || text.size() > 9)
-		return false;
+		return std::nullopt;
 	unsigned long v = 0;
 	for (char c : text) {
 		if (c < '0' || c > '9')
-			return false;
+			return std::nullopt;
 		v = v * 10 + unsigned(c - '0');
 	}
 	if (v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
+		return std::nullopt;
+	return v;
 }
 
 std::string quoted(std::string_view v)
@@ -97,11 +99,11 @@ using key_setter = setup_result<void> (*)(std::string_view value, daemon_config 
 
 setup_result<void> set_log_level_name(std::string_view v, daemon_config *out)
 {
-	log_level level;
-	if (!parse_log_level(v, &level))
+	auto level = parse_log_level(v);
+	if (!level)
 		return setup_error{EINVAL, "log_level: " + quoted(v) +
 						   " is not one of error, warn, info, debug"};
-	out->level = level;
+	out->level = *level;
 	return {};
 }
 
@@ -123,31 +125,31 @@ setup_result<void> set_control_socket(std::string_view v, daemon_config *out)
 
 setup_result<void> set_max_in_flight(std::string_view v, daemon_config *out)
 {
-	unsigned long n;
-	if (!parse_number(v, 1, 65535, &n))
+	auto n = parse_number(v, 1, 65535);
+	if (!n)
 		return setup_error{EINVAL, "max_in_flight: " + quoted(v) + " is not a number "
 						   "from 1 to 65535 (cmd_id is 16 bits)"};
-	out->max_in_flight = size_t(n);
+	out->max_in_flight = size_t(*n);
 	return {};
 }
 
 setup_result<void> set_uring_entries(std::string_view v, daemon_config *out)
 {
-	unsigned long n;
-	if (!parse_number(v, 8, 32768, &n))
+	auto n = parse_number(v, 8, 32768);
+	if (!n)
 		return setup_error{EINVAL, "uring_entries: " + quoted(v) +
 						   " is not a number from 8 to 32768"};
-	out->uring_entries = unsigned(n);
+	out->uring_entries = unsigned(*n);
 	return {};
 }
 
 setup_result<void> set_max_transfer_kb(std::string_view v, daemon_config *out)
 {
-	unsigned long n;
-	if (!parse_number(v, 4, 1048576, &n))
+	auto n = parse_number(v, 4, 1048576);
+	if (!n)
 		return setup_error{EINVAL, "max_transfer_kb: " + quoted(v) +
 						   " is not a number from 4 to 1048576"};
-	out->max_transfer_kb = n;
+	out->max_transfer_kb = *n;
 	return {};
 }
 
@@ -177,11 +179,11 @@ setup_result<void> set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
 	static constexpr log_level map[] = {log_level::error, log_level::error, log_level::warn,
 					    log_level::info,  log_level::debug, log_level::debug};
-	unsigned long n;
-	if (!parse_number(v, 0, 5, &n))
+	auto n = parse_number(v, 0, 5);
+	if (!n)
 		return setup_error{EINVAL, "log_level: " + quoted(v) +
 						   " is not a tcmu-runner level from 0 to 5"};
-	out->level = map[n];
+	out->level = map[*n];
 	return {};
 }
 

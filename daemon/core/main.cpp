@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,7 @@
 #include "log/log.h"
 #include "netlink/tcmu_netlink.h"
 #include "tcmud/defaults.h"
+#include "tcmud/setup_result.h"
 #include "tcmud/unique_fd.h"
 
 namespace tcmud {
@@ -114,15 +116,15 @@ void usage(FILE *out)
 	std::fprintf(out, "\n");
 }
 
-bool parse_count(const char *text, size_t lo, size_t hi, size_t &out)
+// A number from lo to hi; nullopt for anything else.
+std::optional<size_t> parse_count(const char *text, size_t lo, size_t hi)
 {
 	char *end = nullptr;
 	errno = 0;
 	unsigned long long v = std::strtoull(text, &end, 10);
 	if (errno || !end || *end || v < lo || v > hi)
-		return false;
-	out = size_t(v);
-	return true;
+		return std::nullopt;
+	return size_t(v);
 }
 
 // 0 to run, 1 to exit successfully (help/version), 2 on a usage error.
@@ -142,8 +144,6 @@ int parse_args(int argc, char **argv, options &o)
 		{},
 	};
 	int c;
-	size_t n = 0;
-	log_level level{};
 	while ((c = getopt_long(argc, argv, "c:l:hV", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 'c':
@@ -151,11 +151,11 @@ int parse_args(int argc, char **argv, options &o)
 			o.paths.tcmud_conf_required = true;
 			break;
 		case 'l':
-			if (!parse_log_level(optarg, &level)) {
+			o.cli.level = parse_log_level(optarg);
+			if (!o.cli.level) {
 				std::fprintf(stderr, "tcmud: unknown log level '%s'\n", optarg);
 				return 2;
 			}
-			o.cli.level = level;
 			break;
 		case 'd': o.cli.log_dir = optarg; break;
 		case 'n': o.cli.dbus = false; break;
@@ -168,19 +168,21 @@ int parse_args(int argc, char **argv, options &o)
 			o.cli.control_socket = optarg;
 			break;
 		case 'm':
-			if (!parse_count(optarg, 1, 65535, n)) {
+			o.cli.max_in_flight = parse_count(optarg, 1, 65535);
+			if (!o.cli.max_in_flight) {
 				std::fprintf(stderr, "tcmud: --max-in-flight wants 1..65535\n");
 				return 2;
 			}
-			o.cli.max_in_flight = n;
 			break;
-		case 'u':
-			if (!parse_count(optarg, 8, 32768, n)) {
+		case 'u': {
+			auto n = parse_count(optarg, 8, 32768);
+			if (!n) {
 				std::fprintf(stderr, "tcmud: --uring-entries wants 8..32768\n");
 				return 2;
 			}
-			o.cli.uring_entries = unsigned(n);
+			o.cli.uring_entries = unsigned(*n);
 			break;
+		}
 		case 'q': {
 			auto p = parse_queue_placement(optarg);
 			if (!p) {
@@ -224,8 +226,13 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 		// saved configuration: the same value is no change at all.
 		if (ev.dev_size && *ev.dev_size == dev.size_bytes())
 			return 0;
-		if (ev.dev_size)
-			return dev.resize(*ev.dev_size);
+		if (ev.dev_size) {
+			auto resized = dev.resize(*ev.dev_size);
+			if (resized)
+				return 0;
+			log_error(dev.log_prefix(), "%s", resized.error().what().c_str());
+			return resized.error().negative_errno();
+		}
 		if (ev.dev_cfg && *ev.dev_cfg == dev.dev_config())
 			return 0;
 		// A new cfgstring means another backing file: refused (the kernel
@@ -281,21 +288,22 @@ void stall_first_queues_for_test(device_registry &devices)
 }
 
 // SIGTERM, SIGINT, SIGHUP and SIGUSR1 (the watchdog's test hook) blocked
-// and read from a signalfd, or an empty fd (-errno logged). Blocked before
-// any worker thread exists, so every thread, GDBus's included, inherits the
-// mask and only the signalfd sees these signals.
-unique_fd open_signalfd()
+// and read from a signalfd. Blocked before any worker thread exists, so
+// every thread, GDBus's included, inherits the mask and only the signalfd
+// sees these signals.
+setup_result<unique_fd> open_signalfd()
 {
 	sigset_t mask;
 	sigemptyset(&mask);
 	for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1})
 		sigaddset(&mask, sig);
-	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+	// pthread_sigmask returns the error number; it sets no errno.
+	if (int err = pthread_sigmask(SIG_BLOCK, &mask, nullptr))
+		return setup_error{err, "cannot block SIGTERM, SIGINT, SIGHUP and SIGUSR1"};
 	unique_fd sfd(signalfd(-1, &mask, SFD_CLOEXEC));
-	if (!sfd) {
-		int err = errno;
-		log_error("", "signalfd: %s", strerror(err));
-	}
+	if (!sfd)
+		return setup_error{errno, "cannot open a signalfd for SIGTERM, SIGINT, SIGHUP "
+					  "and SIGUSR1"};
 	return sfd;
 }
 
@@ -399,9 +407,12 @@ void run_control_loop(int sfd, const options &o, settings &s, device_registry &d
 
 int serve(const options &o, settings s)
 {
-	unique_fd sfd = open_signalfd();
-	if (!sfd)
+	auto signals = open_signalfd();
+	if (!signals) {
+		log_error("", "%s", signals.error().what().c_str());
 		return 1;
+	}
+	unique_fd sfd = std::move(*signals);
 	device_registry devices(device_roots{}, s.device);
 	services sv;
 	size_t n = open_netlink_and_scan(devices, sv);

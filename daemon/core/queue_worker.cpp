@@ -67,13 +67,12 @@ public:
 			bool retry = ++failures_ <= max_failures;
 			log_error(w_.params_.log_prefix, "queue %u: uio poll failed: %s; %s",
 				  w_.params_.queue_index, strerror(int(-result)),
-				  retry ? "watching again" : "giving up");
-			int rc = retry ? w_.engine_->watch_readable(w_.wake_fd(), this) : int(result);
-			if (rc < 0) {
-				log_error(w_.params_.log_prefix, "queue %u: no doorbell (%s): the queue "
-					  "stops serving", w_.params_.queue_index, strerror(int(-rc)));
+				  retry ? "watching again"
+					: "giving up, no doorbell: the queue stops serving");
+			if (retry)
+				w_.engine_->watch_readable(w_.wake_fd(), this);
+			else
 				w_.stopping_.store(true, std::memory_order_release);
-			}
 			return;
 		}
 		failures_ = 0;
@@ -104,22 +103,22 @@ queue_worker::~queue_worker()
 	stop();
 }
 
-int queue_worker::start()
+setup_result<void> queue_worker::start()
 {
 	thread_ = std::thread([this] { thread_main(); });
 	std::unique_lock lock(setup_mutex_);
 	setup_cv_.wait(lock, [this] { return setup_finished_; });
-	if (setup_rc_ < 0) {
+	if (!setup_done_) {
 		lock.unlock();
 		thread_.join();
 	}
-	return setup_rc_;
+	return setup_done_;
 }
 
-void queue_worker::setup_done(int rc)
+void queue_worker::setup_done(setup_result<void> done)
 {
 	std::lock_guard lock(setup_mutex_);
-	setup_rc_ = rc;
+	setup_done_ = std::move(done);
 	setup_finished_ = true;
 	setup_cv_.notify_all();
 }
@@ -149,16 +148,18 @@ void queue_worker::thread_main()
 		else
 			pinned_cpu_ = params_.cpu;
 	}
-	int rc = setup_on_thread();
-	if (rc < 0) {
+	setup_result<void> done = setup_on_thread();
+	if (!done) {
 		// Torn down here, on the thread the ring belongs to.
 		backstore_queue_.reset();
 		engine_.reset();
 		doorbell_.reset();
-	}
-	setup_done(rc);
-	if (rc < 0)
+		setup_error e = done.error();
+		e.message = "queue " + std::to_string(params_.queue_index) + ": " + e.message;
+		setup_done(std::move(e));
 		return;
+	}
+	setup_done({});
 	serve();
 	log_debug(params_.log_prefix, "queue %u: loop ended, %zu in flight", params_.queue_index, busy_);
 	// Leave nothing of ours in the kernel's view: the ring's last answers
@@ -185,29 +186,24 @@ void queue_worker::thread_main()
 		 (unsigned long long)stats_.malformed.load(), (unsigned long long)stats_.doorbells.load());
 }
 
-int queue_worker::setup_on_thread()
+// Every error is the caller's to log (start()); thread_main names the queue.
+setup_result<void> queue_worker::setup_on_thread()
 {
-	const std::string &pfx = params_.log_prefix;
 	auto ring = command_ring::attach(params_.map, params_.ring);
-	if (!ring) {
-		log_error(pfx, "queue %u: %s", params_.queue_index, ring.error().what().c_str());
-		return ring.error().negative_errno();
-	}
+	if (!ring)
+		return ring.error();
 	ring_.emplace(std::move(*ring));
 
 	uring_options opts;
 	opts.entries = params_.uring_entries;
 	auto engine = uring_engine::create(opts);
-	if (!engine) {
-		log_error(pfx, "queue %u: %s", params_.queue_index, engine.error().what().c_str());
-		return engine.error().negative_errno();
-	}
+	if (!engine)
+		return engine.error();
 	engine_ = std::move(*engine);
+	// The backstore has logged its reason (backstore.h: open_queue).
 	backstore_queue_ = params_.store->open_queue(*engine_);
-	if (!backstore_queue_) {
-		log_error(pfx, "queue %u: backstore refused a queue", params_.queue_index);
-		return -EIO;
-	}
+	if (!backstore_queue_)
+		return setup_error{EIO, "the backstore could not open a queue"};
 
 	size_t n = params_.ring.max_in_flight;
 	by_id_.assign(size_t(UINT16_MAX) + 1, nullptr);
@@ -226,13 +222,8 @@ int queue_worker::setup_on_thread()
 	doorbell_ = std::make_unique<doorbell>(*this);
 	waker_ = std::make_unique<waker>(*this);
 	engine_->set_wake_completion(waker_.get());
-	int rc = engine_->watch_readable(wake_fd(), doorbell_.get());
-	if (rc < 0) {
-		log_error(pfx, "queue %u: cannot watch the uio fd: %s", params_.queue_index,
-			  strerror(-rc));
-		return rc;
-	}
-	return 0;
+	engine_->watch_readable(wake_fd(), doorbell_.get());
+	return {};
 }
 
 void queue_worker::serve()

@@ -32,6 +32,7 @@
 #include "stats/queue_stats.h"
 #include "tcmud/backstore.h"
 #include "tcmud/defaults.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -68,9 +69,10 @@ public:
 	queue_worker(const queue_worker &) = delete;
 	queue_worker &operator=(const queue_worker &) = delete;
 
-	// Starts the thread and waits until its ring and io_uring are set up.
-	// -errno (already logged) if they could not be.
-	int start();
+	// Starts the thread and waits until its ring and io_uring are set up;
+	// else why not, naming the queue ("queue 1: unusable mailbox: ..."),
+	// for the caller to log once. The thread has ended by then.
+	setup_result<void> start();
 	// Stops taking new commands, lets every command in flight finish (up to
 	// drain_timeout_ms), hands the last completions to the kernel, joins.
 	void stop(unsigned drain_timeout_ms = default_drain_timeout_ms);
@@ -102,7 +104,7 @@ private:
 	class waker;
 
 	void thread_main();
-	int setup_on_thread();
+	setup_result<void> setup_on_thread();
 	void serve();
 	void drain_ring();
 	void dispatch(const ring_command &rc, uint64_t fetched_ns);
@@ -115,7 +117,7 @@ private:
 	int wake_fd() const;
 	void poke();
 	void resume_woken();
-	void setup_done(int rc);
+	void setup_done(setup_result<void> done);
 	void drain_in_flight();
 	void sync_ring();
 	void ring_was_reset();
@@ -168,7 +170,7 @@ private:
 	std::mutex setup_mutex_;
 	std::condition_variable setup_cv_;
 	bool setup_finished_ = false;
-	int setup_rc_ = 0;
+	setup_result<void> setup_done_;
 };
 
 } // namespace tcmud

@@ -77,12 +77,11 @@ setup_result<void> tcmu_device::open_backstore()
 		return setup_error{EINVAL, "device size " + std::to_string(bc.dev_size) +
 						   " is not a non-zero multiple of the " +
 						   std::to_string(bc.block_size) + "-byte block"};
+	// The handler's error names what it could not open (the file, the
+	// image): the cfgstring again in front would say the path twice.
 	auto store = handler->open(bc);
-	if (!store) {
-		setup_error e = store.error();
-		e.message = "cannot open '" + bc.cfgstring + "': " + e.message;
-		return e;
-	}
+	if (!store)
+		return store.error();
 	store_ = std::move(*store);
 	return make_logical_unit(bc);
 }
@@ -190,9 +189,13 @@ setup_result<uint32_t> tcmu_device::detect_queues()
 // tcmud.conf's cap, in whole blocks.
 setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 {
-	ring_geometry geo;
-	if (mailbox_error e = read_mailbox(uio_.mapping(), geo); e != mailbox_error::none)
-		return setup_error{EPROTO, "queue 0: " + std::string(to_string(e))};
+	auto mailbox = read_mailbox(uio_.mapping());
+	if (!mailbox) {
+		setup_error e = mailbox.error();
+		e.message = "/dev/" + info_.uio + ": " + e.message;
+		return e;
+	}
+	const ring_geometry &geo = *mailbox;
 	queue_data_area area;
 	area.data_bytes = geo.data_size;
 	area.cmdr_bytes = geo.cmdr_size;
@@ -280,9 +283,8 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);
-	// The worker has logged why, on its own thread.
-	if (int rc = worker->start(); rc < 0)
-		return setup_error{-rc, "queue " + std::to_string(q) + " did not start"};
+	if (auto started = worker->start(); !started)
+		return started.error();
 	queues_.push_back(std::move(worker));
 	return {};
 }
@@ -306,14 +308,14 @@ void tcmu_device::log_placement(const queue_placement &p) const
 void tcmu_device::register_copy_target()
 {
 	auto serial = configfs_.unit_serial();
-	scsi::naa_id naa;
-	if (!serial || !scsi::naa_from_serial(*serial, &naa)) {
+	auto naa = serial ? scsi::naa_from_serial(*serial) : std::nullopt;
+	if (!naa) {
 		log_info(prefix_, "no NAA designator (unit serial without hex digits): "
 			 "not reachable by EXTENDED COPY from other devices");
 		return;
 	}
 	copy_target_ = std::make_shared<device_copy_target>(store_, lu_);
-	scsi::copy_target_registry::global().add(naa, copy_target_);
+	scsi::copy_target_registry::global().add(*naa, copy_target_);
 }
 
 void tcmu_device::stop()
@@ -343,26 +345,25 @@ void tcmu_device::stop()
 // before the file holds it. Shrinking: the SCSI capacity first, so nothing
 // new is admitted beyond the new end before the backstore refuses it. The
 // initiator sees the new capacity after a rescan (READ CAPACITY).
-int tcmu_device::resize(uint64_t new_bytes)
+setup_result<void> tcmu_device::resize(uint64_t new_bytes)
 {
 	const uint32_t bs = lu_->block_size();
 	const uint64_t old_bytes = size_bytes();
-	if (new_bytes == 0 || new_bytes % bs != 0) {
-		log_error(prefix_, "resize to %" PRIu64 " bytes refused: not a positive multiple "
-			  "of the %u-byte block size", new_bytes, bs);
-		return -EINVAL;
-	}
+	const std::string refused = "resize to " + std::to_string(new_bytes) + " bytes refused: ";
+	if (new_bytes == 0 || new_bytes % bs != 0)
+		return setup_error{EINVAL, refused + "not a positive multiple of the " +
+						   std::to_string(bs) + "-byte block size"};
 	if (new_bytes < old_bytes)
 		lu_->set_num_blocks(new_bytes / bs);
 	if (auto resized = store_->resize(new_bytes); !resized) {
 		lu_->set_num_blocks(old_bytes / bs);
-		log_error(prefix_, "resize to %" PRIu64 " bytes refused: %s", new_bytes,
-			  resized.error().what().c_str());
-		return resized.error().negative_errno();
+		setup_error e = resized.error();
+		e.message = refused + e.message;
+		return e;
 	}
 	lu_->set_num_blocks(new_bytes / bs);
 	log_info(prefix_, "resized from %" PRIu64 " to %" PRIu64 " bytes", old_bytes, new_bytes);
-	return 0;
+	return {};
 }
 
 } // namespace tcmud

@@ -63,9 +63,10 @@ public:
 	std::string dev_config() const { return info_.name.subtype + "/" + info_.name.cfgstring; }
 	// RECONFIG_DEVICE with emulate_write_cache.
 	void set_write_cache(bool on) { lu_->set_write_cache_enabled(on); }
-	// RECONFIG_DEVICE with dev_size: online resize, while queues run.
-	// 0, or -errno (logged) with the old size still served.
-	int resize(uint64_t new_bytes);
+	// RECONFIG_DEVICE with dev_size: online resize, while queues run. On
+	// an error the old size is still served; the caller logs it and
+	// answers the kernel with its errno.
+	setup_result<void> resize(uint64_t new_bytes);
 
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);

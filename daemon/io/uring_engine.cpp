@@ -85,9 +85,7 @@ setup_result<void> uring_engine::setup(const uring_options &opts)
 	waiters_.reserve(64);
 	waiters_running_.reserve(64);
 	waker_ = std::make_unique<wake_channel>(*this);
-	if (int rc = waker_->open(); rc < 0)
-		return setup_error{-rc, "io_uring wake channel (eventfd) failed"};
-	return {};
+	return waker_->open();
 }
 
 uring_engine::~uring_engine()
@@ -312,13 +310,16 @@ bool uring_engine::stop_requested() const
 	return stop_.load(std::memory_order_acquire);
 }
 
-int uring_engine::register_file(int fd)
+// liburing returns -errno: negated into the setup_error first.
+setup_result<int> uring_engine::register_file(int fd)
 {
+	const std::string what = "cannot register fd " + std::to_string(fd) + " as a fixed file";
 	if (!fixed_files_registered_) {
 		int ret = io_uring_register_files_sparse(
 			&uring_, static_cast<unsigned>(fixed_files_.size()));
 		if (ret < 0)
-			return ret;
+			return setup_error{-ret, what + " (reserving " +
+							 std::to_string(fixed_files_.size()) + " indices)"};
 		fixed_files_registered_ = true;
 	}
 	for (size_t index = 0; index < fixed_files_.size(); index++) {
@@ -327,11 +328,12 @@ int uring_engine::register_file(int fd)
 		int ret = io_uring_register_files_update(
 			&uring_, static_cast<unsigned>(index), &fd, 1);
 		if (ret < 0)
-			return ret;
+			return setup_error{-ret, what + " at index " + std::to_string(index)};
 		fixed_files_[index] = fd;
 		return static_cast<int>(index);
 	}
-	return -ENFILE;
+	return setup_error{ENFILE, what + ": no free index (" +
+					   std::to_string(fixed_files_.size()) + " reserved)"};
 }
 
 void uring_engine::unregister_file(int index)

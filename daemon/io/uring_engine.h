@@ -41,7 +41,7 @@ public:
 
 	io_uring_sqe *get_sqe(io_completion *done) override;
 	void wait_for_sqe(io_completion *waiter) override;
-	int register_file(int fd) override;
+	setup_result<int> register_file(int fd) override;
 	void unregister_file(int index) override;
 
 	// Submits pending SQEs, waits until min_complete completions are ready
@@ -57,8 +57,10 @@ public:
 
 	// Calls target->io_done(revents) on the owning thread each time fd
 	// becomes readable (multishot POLLIN, re-armed when the kernel ends it),
-	// or io_done(-errno) once if the watch fails. Returns a watch id >= 0 or
-	// -errno. After unwatch() the target is never called again.
+	// or io_done(-errno) once if the watch fails. Returns the watch id
+	// (>= 0). It cannot fail here: a full SQ arms the poll after the next
+	// reap, and a failure of the poll itself arrives as io_done(-errno).
+	// After unwatch() the target is never called again.
 	int watch_readable(int fd, io_completion *target);
 	void unwatch(int watch_id);
 

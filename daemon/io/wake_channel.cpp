@@ -13,14 +13,14 @@ namespace tcmud {
 
 wake_channel::wake_channel(uring_engine &engine) : engine_(engine) {}
 
-int wake_channel::open()
+setup_result<void> wake_channel::open()
 {
 	int fd = ::eventfd(0, EFD_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return setup_error{errno, "cannot create the io_uring's wake-up eventfd"};
 	efd_.reset(fd);
 	arm();
-	return 0;
+	return {};
 }
 
 void wake_channel::arm()

@@ -9,6 +9,7 @@
 #include "io/cqe_completion.h"
 #include "tcmud/unique_fd.h"
 #include "tcmud/io_completion.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -17,8 +18,8 @@ class uring_engine;
 class wake_channel final : public cqe_completion, private io_completion {
 public:
 	explicit wake_channel(uring_engine &engine);
-	// Creates the eventfd and arms the read; -errno on failure.
-	int open();
+	// Creates the eventfd and arms the read (set-up: the engine's create).
+	setup_result<void> open();
 	void set_completion(io_completion *done) { done_ = done; }
 	// Thread-safe: adds one to the eventfd.
 	int notify();

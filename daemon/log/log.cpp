@@ -106,16 +106,13 @@ std::string_view log_level_name(log_level level)
 	return "?";
 }
 
-bool parse_log_level(std::string_view text, log_level *level)
+std::optional<log_level> parse_log_level(std::string_view text)
 {
 	for (log_level l : {log_level::error, log_level::warn, log_level::info,
-			    log_level::debug}) {
-		if (text == log_level_name(l)) {
-			*level = l;
-			return true;
-		}
-	}
-	return false;
+			    log_level::debug})
+		if (text == log_level_name(l))
+			return l;
+	return std::nullopt;
 }
 
 #define TCMUD_DEFINE_LOG_FUNCTION(name, level)                              \

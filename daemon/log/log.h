@@ -7,6 +7,7 @@
 // debug line costs one relaxed atomic load. Never log per I/O.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -39,8 +40,8 @@ size_t format_line(std::span<char> out, log_level level, std::string_view line);
 // Room format_line() needs for any line the logger emits.
 constexpr size_t max_formatted_line = 1024 + 32;
 
-// Parses "error", "warn", "info" or "debug"; false if it is none of them.
-bool parse_log_level(std::string_view text, log_level *level);
+// Parses "error", "warn", "info" or "debug"; nullopt if it is none of them.
+std::optional<log_level> parse_log_level(std::string_view text);
 std::string_view log_level_name(log_level level);
 
 // prefix: "subtype/devname:" or empty for daemon-wide lines.

@@ -29,15 +29,12 @@ void write_at(std::span<std::byte> map, uint64_t off, T v)
 setup_result<command_ring> command_ring::attach(std::span<std::byte> map,
 						const ring_options &opts)
 {
-	auto unusable = [](mailbox_error why) {
-		return setup_error{EPROTO, "unusable mailbox: " + std::string(to_string(why))};
-	};
-	ring_geometry g;
-	if (mailbox_error why = read_mailbox(map, g); why != mailbox_error::none)
-		return unusable(why);
-	command_ring ring(map, g, opts);
+	auto g = read_mailbox(map);
+	if (!g)
+		return g.error();
+	command_ring ring(map, *g, opts);
 	if (ring.reset() < 0)
-		return unusable(mailbox_error::tail_invalid);
+		return unusable_mailbox("cmd_tail outside the command ring");
 	return ring;
 }
 

@@ -47,8 +47,8 @@ struct ring_options {
 class command_ring {
 public:
 	// Validates the mailbox and starts reading at the current cmd_tail,
-	// once per queue at its set-up. EPROTO, with the mailbox_error's text,
-	// when the mailbox is not a usable version 2 one.
+	// once per queue at its set-up. EPROTO and "unusable mailbox: what is
+	// wrong" (read_mailbox) when it is not a usable version 2 one.
 	static setup_result<command_ring> attach(std::span<std::byte> map,
 						 const ring_options &opts);
 

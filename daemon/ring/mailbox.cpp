@@ -2,7 +2,9 @@
 #include "ring/mailbox.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "ring/tcmu_abi.h"
 
@@ -22,62 +24,52 @@ T read_field(std::span<const std::byte> map, size_t off)
 // anything smaller cannot carry a single command, so it is not a real ring.
 constexpr uint32_t min_cmdr_size = 2 * TCMUD_CMD_ENTRY_SIZE;
 
-mailbox_error check_cmdr(std::span<const std::byte> map, uint32_t off, uint32_t size)
+// nullptr when the command ring fits, else what is wrong with it.
+const char *check_cmdr(std::span<const std::byte> map, uint32_t off, uint32_t size)
 {
 	if (off < TCMUD_MB_SIZE)
-		return mailbox_error::cmdr_overlaps_mailbox;
+		return "command ring overlaps the mailbox";
 	if (off % TCMUD_OP_ALIGN_SIZE || size % TCMUD_OP_ALIGN_SIZE)
-		return mailbox_error::cmdr_misaligned;
+		return "command ring not 8-byte aligned";
 	if (size < min_cmdr_size)
-		return mailbox_error::cmdr_too_small;
+		return "command ring too small";
 	// 64-bit sum: off + size cannot wrap.
 	if (uint64_t(off) + size > map.size())
-		return mailbox_error::cmdr_outside_mapping;
+		return "command ring outside the mapping";
 	if (uint64_t(off) + size == map.size())
-		return mailbox_error::no_data_area;
-	return mailbox_error::none;
+		return "no data area after the command ring";
+	return nullptr;
 }
 
 } // namespace
 
-std::string_view to_string(mailbox_error e)
+setup_error unusable_mailbox(std::string_view why)
 {
-	switch (e) {
-	case mailbox_error::none: return "ok";
-	case mailbox_error::misaligned_mapping: return "mapping not aligned";
-	case mailbox_error::mapping_too_small: return "mapping smaller than the mailbox";
-	case mailbox_error::bad_version: return "mailbox version is not 2";
-	case mailbox_error::cmdr_overlaps_mailbox: return "command ring overlaps the mailbox";
-	case mailbox_error::cmdr_misaligned: return "command ring not 8-byte aligned";
-	case mailbox_error::cmdr_too_small: return "command ring too small";
-	case mailbox_error::cmdr_outside_mapping: return "command ring outside the mapping";
-	case mailbox_error::no_data_area: return "no data area after the command ring";
-	case mailbox_error::tail_invalid: return "cmd_tail outside the command ring";
-	}
-	return "unknown mailbox error";
+	return setup_error{EPROTO, "unusable mailbox: " + std::string(why)};
 }
 
-mailbox_error read_mailbox(std::span<const std::byte> map, ring_geometry &out)
+setup_result<ring_geometry> read_mailbox(std::span<const std::byte> map)
 {
 	auto addr = reinterpret_cast<uintptr_t>(map.data());
 	if (addr % std::atomic_ref<uint32_t>::required_alignment)
-		return mailbox_error::misaligned_mapping;
+		return unusable_mailbox("mapping not aligned");
 	if (map.size() < TCMUD_MB_SIZE)
-		return mailbox_error::mapping_too_small;
+		return unusable_mailbox("mapping smaller than the mailbox");
 	if (read_field<uint16_t>(map, TCMUD_MB_VERSION_OFF) != TCMUD_MAILBOX_VERSION)
-		return mailbox_error::bad_version;
+		return unusable_mailbox("mailbox version is not 2");
 
 	auto off = read_field<uint32_t>(map, TCMUD_MB_CMDR_OFF_OFF);
 	auto size = read_field<uint32_t>(map, TCMUD_MB_CMDR_SIZE_OFF);
-	if (auto e = check_cmdr(map, off, size); e != mailbox_error::none)
-		return e;
+	if (const char *why = check_cmdr(map, off, size))
+		return unusable_mailbox(why);
 
-	out.flags = read_field<uint16_t>(map, TCMUD_MB_FLAGS_OFF);
-	out.cmdr_off = off;
-	out.cmdr_size = size;
-	out.data_off = size_t(off) + size;
-	out.data_size = map.size() - out.data_off;
-	return mailbox_error::none;
+	ring_geometry g;
+	g.flags = read_field<uint16_t>(map, TCMUD_MB_FLAGS_OFF);
+	g.cmdr_off = off;
+	g.cmdr_size = size;
+	g.data_off = size_t(off) + size;
+	g.data_size = map.size() - g.data_off;
+	return g;
 }
 
 std::optional<mq_membership> read_mq_mailbox(std::span<const std::byte> map)

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "ring/tcmu_abi.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -35,23 +36,12 @@ struct ring_geometry {
 	size_t data_size = 0;
 };
 
-enum class mailbox_error {
-	none,
-	misaligned_mapping, // the cmd_head/cmd_tail words could not be atomic
-	mapping_too_small,
-	bad_version,
-	cmdr_overlaps_mailbox,
-	cmdr_misaligned,
-	cmdr_too_small,
-	cmdr_outside_mapping,
-	no_data_area,
-	tail_invalid, // cmd_tail not an 8-aligned position inside the ring
-};
+// Checks the mailbox of `map` once, at attach: its geometry, or EPROTO and
+// "unusable mailbox: " with what is wrong (the caller names the uio device).
+setup_result<ring_geometry> read_mailbox(std::span<const std::byte> map);
 
-std::string_view to_string(mailbox_error e);
-
-// Checks the mailbox of `map` and fills `out`; out is untouched on error.
-mailbox_error read_mailbox(std::span<const std::byte> map, ring_geometry &out);
+// The refusal read_mailbox and command_ring::attach give.
+setup_error unusable_mailbox(std::string_view why);
 
 // kmod/'s multi-queue extension: with TCMU_MAILBOX_FLAG_CAP_MQ set, the
 // mailbox says how many queues the device has and which one this mapping is.

@@ -15,7 +15,6 @@ std::string_view to_string(malformed_reason r)
 	case malformed_reason::cdb_length: return "CDB longer than 260 bytes";
 	case malformed_reason::tmr_count: return "TMR id count does not fit the entry";
 	case malformed_reason::head_invalid: return "cmd_head outside the ring";
-	case malformed_reason::tail_invalid: return "cmd_tail outside the ring";
 	case malformed_reason::zero_length: return "entry of length 0";
 	case malformed_reason::bad_opcode: return "unknown entry opcode";
 	case malformed_reason::beyond_head: return "entry extends past cmd_head";

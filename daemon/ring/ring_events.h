@@ -52,7 +52,6 @@ enum class malformed_reason : uint8_t {
 	// The ring's framing cannot be trusted from here on: next() returns
 	// nothing more until reset() (after the kernel's action/reset_ring).
 	head_invalid,         // cmd_head outside the ring or misaligned
-	tail_invalid,         // cmd_tail outside the ring or misaligned at attach
 	zero_length,
 	bad_opcode,           // len_op low bits not PAD/CMD/TMR (or length % 8)
 	beyond_head,          // entry extends past cmd_head

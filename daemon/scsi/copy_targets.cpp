@@ -27,7 +27,7 @@ int hex_value(char c)
 // NAA 6 (SPC-5 7.7.6.6.5): 4 bits NAA, 24 bits company ID, then 100 bits
 // of vendor identifier filled with the serial's hex digits in order (other
 // characters skipped).
-bool naa_from_serial(std::string_view serial, naa_id *out)
+std::optional<naa_id> naa_from_serial(std::string_view serial)
 {
 	naa_id naa{};
 	naa[0] = static_cast<uint8_t>(0x60 | (LIO_COMPANY_ID >> 20));
@@ -45,9 +45,8 @@ bool naa_from_serial(std::string_view serial, naa_id *out)
 		nibble++;
 	}
 	if (nibble == 7)
-		return false;
-	*out = naa;
-	return true;
+		return std::nullopt;
+	return naa;
 }
 
 copy_target_registry &copy_target_registry::global()

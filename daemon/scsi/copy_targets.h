@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -32,9 +33,9 @@ class logical_unit;
 using naa_id = std::array<uint8_t, 16>;
 
 // The NAA designator derived from a unit serial, as LIO derives its own
-// (company ID 001405h, then the serial's hex digits). False if the serial
+// (company ID 001405h, then the serial's hex digits). nullopt if the serial
 // has no hex digit (then VPD 0x83 has no NAA designator either).
-bool naa_from_serial(std::string_view serial, naa_id *out);
+std::optional<naa_id> naa_from_serial(std::string_view serial);
 
 class copy_target {
 public:

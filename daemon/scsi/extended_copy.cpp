@@ -199,9 +199,8 @@ bool resolve(command &cmd, copy_job &j, uint16_t index)
 	if (e.resolved)
 		return true;
 	const cscd_descriptor &c = j.cscds[index];
-	naa_id own;
 	logical_unit &lu = cmd.lu();
-	if (c.naa_ok && naa_from_serial(lu.unit_serial(), &own) && own == c.naa) {
+	if (c.naa_ok && naa_from_serial(lu.unit_serial()) == c.naa) {
 		e.lu = &lu;
 		e.queue = &cmd.queue();
 	} else if (c.naa_ok && lu.config().copy_targets) {

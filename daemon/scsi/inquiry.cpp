@@ -83,9 +83,10 @@ std::size_t unit_serial_page(std::string_view serial, response &buf)
 // does). Returns the descriptor's length, 0 if the serial has no hex digit.
 std::size_t naa_designator(std::string_view serial, std::span<uint8_t> out)
 {
-	naa_id naa;
-	if (!naa_from_serial(serial, &naa))
+	auto found = naa_from_serial(serial);
+	if (!found)
 		return 0;
+	const naa_id naa = *found;
 	out[0] = 0x01;  // protocol 0, code set binary
 	out[1] = 0x03;  // association: logical unit; type: NAA
 	out[3] = naa.size();

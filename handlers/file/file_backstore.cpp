@@ -31,31 +31,32 @@ struct backing_file {
 	uint32_t dio_align = 0; // 0: unknown
 };
 
-// Each step of open() gives nothing or a setup_error; errno is read in the
-// brace initialiser, before the message is built.
-setup_result<void> open_backing(const file_config &cfg, backing_file *out)
+// Each step of open() gives its result or a setup_error naming the path;
+// errno is read in the brace initialiser, before the message is built.
+setup_result<backing_file> open_backing(const file_config &cfg)
 {
+	backing_file file;
 	int flags = O_RDWR | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
-	out->fd.reset(::open(cfg.path.c_str(), flags));
-	if (!out->fd) {
-		setup_error e{errno, cfg.path};
+	file.fd.reset(::open(cfg.path.c_str(), flags));
+	if (!file.fd) {
+		setup_error e{errno, "cannot open " + cfg.path};
 		if (e.error == EINVAL && cfg.direct)
 			e.hint = "the file system may not support O_DIRECT";
 		return e;
 	}
 	struct stat st;
-	if (fstat(out->fd.get(), &st) < 0)
+	if (fstat(file.fd.get(), &st) < 0)
 		return setup_error{errno, cfg.path + ": fstat"};
 	if (S_ISREG(st.st_mode)) {
-		out->size = static_cast<uint64_t>(st.st_size);
+		file.size = static_cast<uint64_t>(st.st_size);
 	} else if (S_ISBLK(st.st_mode)) {
-		out->is_block = true;
-		if (ioctl(out->fd.get(), BLKGETSIZE64, &out->size) < 0)
+		file.is_block = true;
+		if (ioctl(file.fd.get(), BLKGETSIZE64, &file.size) < 0)
 			return setup_error{errno, cfg.path + ": BLKGETSIZE64"};
 	} else {
 		return setup_error{EINVAL, cfg.path + " is neither a regular file nor a block device"};
 	}
-	return {};
+	return file;
 }
 
 // O_DIRECT needs every offset and length aligned to what the file system or
@@ -204,11 +205,12 @@ setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backsto
 	if (!parsed)
 		return parsed.error();
 	const file_config &fcfg = *parsed;
-	backing_file file;
 	if (cfg.dev_size == 0 || cfg.block_size == 0)
 		return setup_error{EINVAL, "device size or block size is 0"};
-	if (auto opened = open_backing(fcfg, &file); !opened)
+	auto opened = open_backing(fcfg);
+	if (!opened)
 		return opened.error();
+	backing_file &file = *opened;
 	if (fcfg.direct)
 		if (auto aligned = check_direct_alignment(cfg, fcfg, &file); !aligned)
 			return aligned.error();

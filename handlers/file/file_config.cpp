@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "tcmud/cfgstring_options.h"
 
@@ -18,18 +19,14 @@ setup_error malformed(std::string why)
 	return setup_error{EINVAL, std::move(why)};
 }
 
-// "name" or "name=0|1" → *value; false if the value is anything else.
-bool parse_flag_value(std::string_view text, bool *value)
+// "name" or "name=0|1": the flag's value; nullopt if it is anything else.
+std::optional<bool> parse_flag_value(std::string_view text)
 {
-	if (text.empty() || text == "1") {
-		*value = true;
+	if (text.empty() || text == "1")
 		return true;
-	}
-	if (text == "0") {
-		*value = false;
-		return true;
-	}
-	return false;
+	if (text == "0")
+		return false;
+	return std::nullopt;
 }
 
 setup_result<void> parse_option(std::string_view option, file_config *out)
@@ -49,9 +46,11 @@ setup_result<void> parse_option(std::string_view option, file_config *out)
 	else
 		return malformed("unknown option '" + std::string(name) +
 				 "' (known: direct, extend)");
-	if (!parse_flag_value(value, flag))
+	auto parsed = parse_flag_value(value);
+	if (!parsed)
 		return malformed("option '" + std::string(name) + "' takes 0 or 1, not '" +
 				 std::string(value) + "'");
+	*flag = *parsed;
 	return {};
 }
 

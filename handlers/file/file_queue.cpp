@@ -53,7 +53,11 @@ file_queue::file_queue(io_engine &engine, int fd, const std::atomic<uint64_t> &s
 {
 	waiter_.queue = this;
 	// A fixed file saves an fd lookup per I/O; without one, plain fds work.
-	fixed_index_ = engine_.register_file(fd_);
+	if (auto fixed = engine_.register_file(fd_))
+		fixed_index_ = *fixed;
+	else
+		log_debug(log_prefix_, "%s; the queue uses the plain fd",
+			  fixed.error().what().c_str());
 }
 
 file_queue::~file_queue()

@@ -36,15 +36,17 @@ uint64_t machine_memory()
 
 setup_result<void> check_ram_config(std::string_view cfgstring)
 {
+	// The caller logs this without the cfgstring: it is named here.
+	const std::string quoted = "'" + std::string(cfgstring) + "': ";
 	if (cfgstring.size() > 64)
-		return setup_error{EINVAL, "the ram handler's cfgstring is an optional label of at "
-					   "most 64 characters"};
+		return setup_error{EINVAL, quoted + "the ram handler's cfgstring is an optional "
+						    "label of at most 64 characters"};
 	for (char c : cfgstring)
 		if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
 		      c == '-'))
-			return setup_error{EINVAL, "the ram handler's cfgstring is an optional "
-						   "label of letters, digits, '.', '_' and '-' "
-						   "(it has no backing file)"};
+			return setup_error{EINVAL, quoted + "the ram handler's cfgstring is an "
+							    "optional label of letters, digits, "
+							    "'.', '_' and '-' (it has no backing file)"};
 	return {};
 }
 

@@ -9,6 +9,27 @@
 #include "rbd/rbd_queue.h"
 
 namespace tcmud {
+namespace {
+
+// A reopen's new session with the image's size then, or why there is none.
+struct sized_session {
+	std::unique_ptr<rbd_session> session;
+	uint64_t size = 0;
+};
+
+setup_result<sized_session> open_sized_session(const rbd_config &cfg)
+{
+	auto opened = rbd_session::open(cfg);
+	if (!opened)
+		return opened.error();
+	sized_session s{std::move(*opened)};
+	// librbd returns -errno.
+	if (int r = rbd_get_size(s.session->image(), &s.size); r < 0)
+		return setup_error{-r, "cannot read its size"};
+	return s;
+}
+
+} // namespace
 
 const char *to_string(rbd_lock_state state)
 {
@@ -297,20 +318,16 @@ void rbd_backstore::reopen()
 	for (unsigned attempt = 1;; attempt++) {
 		if (!keeper_sleep(delay))
 			return;
-		auto opened = rbd_session::open(rcfg_);
-		std::string why;
-		uint64_t size = 0;
-		if (!opened)
-			why = opened.error().what();
-		else if (int r = rbd_get_size((*opened)->image(), &size); r < 0)
-			why = setup_error{-r, "cannot read its size"}.what();
-		if (!why.empty()) {
+		auto opened = open_sized_session(rcfg_);
+		if (!opened) {
 			delay = std::min(2 * delay, options_.reopen_backoff_max);
 			log_warn(log_prefix_, "reopen of %s, attempt %u, failed: %s; next in %lld ms",
-				 target_.c_str(), attempt, why.c_str(), (long long)delay.count());
+				 target_.c_str(), attempt, opened.error().what().c_str(),
+				 (long long)delay.count());
 			continue;
 		}
-		std::unique_ptr<rbd_session> fresh = std::move(*opened);
+		std::unique_ptr<rbd_session> fresh = std::move(opened->session);
+		const uint64_t size = opened->size;
 		if (size != size_bytes())
 			log_warn(log_prefix_, "%s is now %" PRIu64 " bytes, the device %" PRIu64
 				 "; I/O stays within the device", target_.c_str(), size,

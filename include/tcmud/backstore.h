@@ -188,8 +188,9 @@ struct handler_ops {
 	// (EINVAL for its syntax, the errno of what was looked at otherwise).
 	setup_result<void> (*check_config)(std::string_view cfgstring);
 	// Required; control thread, when a device of this subtype appears.
-	// The backstore, or why not (the caller logs it once, with the
-	// device's prefix).
+	// The backstore, or why not, naming what could not be opened or used
+	// (the file, the image, the cfgstring): the caller adds only the
+	// device's prefix when it logs it, once.
 	setup_result<std::unique_ptr<backstore>> (*open)(const backstore_config &cfg);
 };
 

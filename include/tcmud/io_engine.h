@@ -8,8 +8,10 @@
 #include <liburing.h>
 
 #include <cerrno>
+#include <string>
 
 #include "tcmud/io_completion.h"
+#include "tcmud/setup_result.h"
 
 namespace tcmud {
 
@@ -26,12 +28,12 @@ public:
 	virtual void wait_for_sqe(io_completion *waiter) = 0;
 
 	// Registers fd as a fixed file (use with IOSQE_FIXED_FILE), which saves
-	// a file-table lookup per I/O. Returns the index or -errno; on error the
-	// caller simply keeps using the plain fd.
-	virtual int register_file(int fd)
+	// a file-table lookup per I/O. Set-up (a queue's open): the index, or
+	// why not; the caller then simply keeps using the plain fd.
+	virtual setup_result<int> register_file(int fd)
 	{
-		(void)fd;
-		return -EOPNOTSUPP;
+		return setup_error{EOPNOTSUPP, "this engine cannot register fd " +
+						       std::to_string(fd) + " as a fixed file"};
 	}
 	virtual void unregister_file(int index) { (void)index; }
 

@@ -86,10 +86,12 @@ public:
 			   "wait_for_sqe twice before the wake-up");
 		waiters.push_back(waiter);
 	}
-	int register_file(int fd) override
+	setup_result<int> register_file(int fd) override
 	{
 		FUZZ_CHECK(fd == file, "registered a file other than the backing one");
-		return fixed ? 7 : -EOPNOTSUPP;
+		if (!fixed)
+			return setup_error{EOPNOTSUPP, "no fixed files in this run"};
+		return 7;
 	}
 	void unregister_file(int index) override
 	{

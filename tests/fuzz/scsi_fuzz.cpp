@@ -397,7 +397,9 @@ public:
 		store_.lu[0] = lu_.get();
 		owner_.slots = &slots_;
 		owner_.queue = &store_.queue;
-		FUZZ_CHECK(naa_from_serial(lu_->unit_serial(), &naa_), "no NAA from the serial");
+		auto naa = naa_from_serial(lu_->unit_serial());
+		FUZZ_CHECK(naa.has_value(), "no NAA from the serial");
+		naa_ = naa.value_or(naa_id{});
 		make_other_lun(cfg);
 	}
 
@@ -419,8 +421,9 @@ public:
 			std::memset(m.data() + b * cfg.block_size, int(uint8_t(0x80 + b)), cfg.block_size);
 		store_.lu[1] = other_.get();
 		owner_.other_lu = other_.get();
-		FUZZ_CHECK(naa_from_serial(other_->unit_serial(), &other_naa_),
-			   "no NAA from the other serial");
+		auto other_naa = naa_from_serial(other_->unit_serial());
+		FUZZ_CHECK(other_naa.has_value(), "no NAA from the other serial");
+		other_naa_ = other_naa.value_or(naa_id{});
 		FUZZ_CHECK(other_naa_ != naa_, "both LUNs have one NAA");
 		bool reachable = in_.u8() % 8 != 0;
 		other_target_ = std::make_shared<lun_target>(*other_, reachable ? &store_ : nullptr);

@@ -74,7 +74,7 @@ single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 	if (tweak)
 		tweak(qp);
 	worker = std::make_unique<queue_worker>(qp);
-	REQUIRE(worker->start() == 0);
+	REQUIRE(worker->start());
 }
 
 single_queue_rig::~single_queue_rig()

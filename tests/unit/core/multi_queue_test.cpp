@@ -50,7 +50,7 @@ struct mq_harness {
 			qp.store = unit.store.get();
 			qp.ring.max_in_flight = 32;
 			workers.push_back(std::make_unique<queue_worker>(qp));
-			REQUIRE(workers.back()->start() == 0);
+			REQUIRE(workers.back()->start());
 		}
 	}
 

@@ -23,6 +23,7 @@
 #include "kernel_ring_model.h"
 #include "worker_rig.h"
 #include "log/log.h"
+#include "ring/tcmu_abi.h"
 #include "tcmud/io_engine.h"
 
 using namespace tcmud;
@@ -226,7 +227,7 @@ struct held_harness {
 		qp.store = &store;
 		qp.ring.max_in_flight = 32;
 		worker = std::make_unique<queue_worker>(qp);
-		REQUIRE(worker->start() == 0);
+		REQUIRE(worker->start());
 	}
 	~held_harness()
 	{
@@ -300,4 +301,62 @@ TEST_CASE("queue worker: stop() gives up on a command that outlives its drain ti
 	// Unanswered: the next daemon's ring reset answers it BUSY.
 	REQUIRE(h.model.handle_completions() == 0);
 	REQUIRE(h.model.in_flight() == 1);
+}
+
+namespace {
+
+// A backstore that cannot open a queue (as rbd's cannot without its handle).
+class refusing_store final : public backstore {
+public:
+	uint64_t size_bytes() const override { return blocks * block; }
+	backstore_caps caps() const override { return {}; }
+	std::unique_ptr<backstore_queue> open_queue(io_engine &) override { return nullptr; }
+};
+
+// start()'s refusal of a worker on `model`'s ring as queue 3.
+setup_error start_error(kernel_ring_model &model, backstore &store)
+{
+	scsi::logical_unit_config lc;
+	lc.block_size = block;
+	lc.num_blocks = blocks;
+	auto lu = scsi::logical_unit::create(std::move(lc));
+	REQUIRE(lu.ok());
+	int sv[2];
+	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+	queue_params qp;
+	qp.map = model.mapping();
+	qp.uio = uio_channel(sv[0]);
+	qp.queue_index = 3;
+	qp.log_prefix = "file/test:";
+	qp.lu = lu->get();
+	qp.store = &store;
+	queue_worker worker(qp);
+	auto started = worker.start();
+	close(sv[0]);
+	close(sv[1]);
+	REQUIRE_FALSE(started);
+	return started.error();
+}
+
+} // namespace
+
+TEST_CASE("queue worker: start() on a bad mailbox says which queue and why")
+{
+	set_log_level(log_level::error);
+	kernel_ring_model model;
+	model.poke_u32(TCMUD_MB_VERSION_OFF, 1);
+	refusing_store store;
+	setup_error e = start_error(model, store);
+	CHECK(e.error == EPROTO);
+	CHECK(e.what() == "queue 3: unusable mailbox: mailbox version is not 2: Protocol error");
+}
+
+TEST_CASE("queue worker: start() fails, naming the queue, when the backstore opens none")
+{
+	set_log_level(log_level::error);
+	kernel_ring_model model;
+	refusing_store store;
+	setup_error e = start_error(model, store);
+	CHECK(e.error == EIO);
+	CHECK(e.what() == "queue 3: the backstore could not open a queue: Input/output error");
 }

@@ -111,3 +111,41 @@ TEST_CASE("a missing queue uio device fails the device (-ENOENT)")
 	REQUIRE_FALSE(dev);
 	CHECK(dev.error().error == ENOENT);
 }
+
+TEST_CASE("a device whose backing file is missing is refused, naming the path once")
+{
+	set_log_level(log_level::error);
+	mq_tree m(2);
+	m.add_queue(3, "tcm-user/1/disk/file//nonexistent/tcmud/img;direct=1", 0);
+	auto info = read_uio_device(m.t.roots, "uio3");
+	REQUIRE(info);
+	auto dev = tcmu_device::open(m.t.roots, *info, device_options{}, ring_origin::fresh);
+	REQUIRE_FALSE(dev);
+	// tcmu_device logs it behind "file/disk: "; the handler names the file.
+	CHECK(dev.error().what() == "cannot open /nonexistent/tcmud/img: No such file or directory");
+}
+
+TEST_CASE("a resize the device cannot take says why, and the old size is served")
+{
+	set_log_level(log_level::error);
+	mq_tree m(1);
+	auto dev = m.open();
+	REQUIRE(dev);
+	tcmu_device &d = **dev;
+	auto odd = d.resize(1000);
+	REQUIRE_FALSE(odd);
+	CHECK(odd.error().what() == "resize to 1000 bytes refused: not a positive multiple of "
+				    "the 512-byte block size: Invalid argument");
+	// The scratch file is exactly the device's size and extend=1 is not set.
+	const uint64_t bigger = 2 * block * blocks;
+	auto grown = d.resize(bigger);
+	REQUIRE_FALSE(grown);
+	const std::string big = std::to_string(bigger);
+	CHECK(grown.error().what() == "resize to " + big + " bytes refused: " +
+					      m.unit.file.string() + " is " +
+					      std::to_string(block * blocks) +
+					      " bytes, smaller than the device size " + big +
+					      ": Invalid argument — add ;extend=1 to grow it");
+	CHECK(d.size_bytes() == block * blocks);
+	d.stop();
+}

@@ -70,11 +70,20 @@ TEST_CASE("a device size of 0 is refused", "[file][open]")
 	CHECK(r.reason.find("device size") != std::string::npos);
 }
 
-TEST_CASE("a missing backing file fails open with -ENOENT", "[file][open]")
+TEST_CASE("a missing backing file fails open with -ENOENT, naming its path once", "[file][open]")
 {
-	open_result r = try_open("/nonexistent/tcmud/img", 4096);
+	open_result r = try_open("/nonexistent/tcmud/img;direct=1", 4096);
 	CHECK_FALSE(r.store);
 	CHECK(r.error == -ENOENT);
+	CHECK(r.reason == "cannot open /nonexistent/tcmud/img: No such file or directory");
+}
+
+TEST_CASE("a backing file that is neither a file nor a block device is refused by name",
+	  "[file][open]")
+{
+	open_result r = try_open("/dev/null", 4096);
+	CHECK_FALSE(r.store);
+	CHECK(r.reason == "/dev/null is neither a regular file nor a block device: Invalid argument");
 }
 
 TEST_CASE("a malformed cfgstring fails open with -EINVAL", "[file][open]")

@@ -126,7 +126,7 @@ struct gated_engine final : io_engine {
 	}
 	bool pending = false;
 	void wait_for_sqe(io_completion *waiter) override { real.wait_for_sqe(waiter); }
-	int register_file(int fd) override { return real.register_file(fd); }
+	setup_result<int> register_file(int fd) override { return real.register_file(fd); }
 	void unregister_file(int index) override { real.unregister_file(index); }
 };
 

@@ -176,8 +176,9 @@ TEST_CASE("a registered file serves reads through its fixed index", "[io]")
 	unlink(path);
 	REQUIRE(pwrite(fd.get(), "fixed", 5, 0) == 5);
 
-	int index = engine->register_file(fd.get());
-	REQUIRE(index >= 0);
+	auto registered = engine->register_file(fd.get());
+	REQUIRE(registered);
+	int index = *registered;
 	char buf[8] = {};
 	recording_completion done;
 	io_uring_sqe *sqe = engine->get_sqe(&done);
@@ -188,7 +189,25 @@ TEST_CASE("a registered file serves reads through its fixed index", "[io]")
 	CHECK(std::string(buf) == "fixed");
 
 	engine->unregister_file(index);
-	CHECK(engine->register_file(fd.get()) == index); // the slot is free again
+	auto again = engine->register_file(fd.get());
+	REQUIRE(again);
+	CHECK(*again == index); // the index is free again
+}
+
+TEST_CASE("register_file with every fixed-file index taken says so, naming the fd", "[io]")
+{
+	uring_options opts;
+	opts.fixed_files = 1;
+	auto engine = make_engine(opts);
+	unique_fd fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	REQUIRE(fd);
+	REQUIRE(engine->register_file(fd.get()));
+	auto second = engine->register_file(fd.get());
+	REQUIRE_FALSE(second);
+	CHECK(second.error().error == ENFILE);
+	CHECK(second.error().what() == "cannot register fd " + std::to_string(fd.get()) +
+					       " as a fixed file: no free index (1 reserved): "
+					       "Too many open files in system");
 }
 
 TEST_CASE("destroying the engine with a request pending neither hangs nor dispatches it", "[io]")

@@ -14,6 +14,7 @@
 #include "io/uring_engine.h"
 
 using namespace tcmud;
+using tcmud::test::no_free_fds;
 using tcmud::test::recording_completion;
 
 namespace {
@@ -110,6 +111,19 @@ TEST_CASE("after unwatch the target is not called again", "[io][watch]")
 	drain_eventfd(efd.get());
 }
 
+TEST_CASE("a watch that cannot poll still returns an id; EBADF reaches its target once",
+	  "[io][watch]")
+{
+	// watch_readable has no error to return: what fails, fails in the
+	// io_uring, and arrives as io_done(-errno) (queue_worker's doorbell).
+	auto engine = make_engine();
+	recording_completion target;
+	CHECK(engine->watch_readable(-1, &target) >= 0);
+	REQUIRE(engine->run_once(1, &long_wait) >= 1);
+	engine->run_once(0, &short_wait);
+	CHECK(target.results == std::vector<int64_t>{-EBADF});
+}
+
 TEST_CASE("request_stop from another thread makes run() return", "[io][wake]")
 {
 	auto engine = make_engine();
@@ -137,4 +151,22 @@ TEST_CASE("wake from another thread calls the wake completion on the owner", "[i
 	REQUIRE(engine->wake() == 0);
 	engine->run_once(1, &long_wait);
 	CHECK(done.calls() == 2);
+}
+
+// Not tagged [wake]: valgrind (io-valgrind) keeps its own fd limit and lets
+// the eventfd through.
+TEST_CASE("a wake channel that gets no eventfd says what it could not create", "[io][eventfd]")
+{
+	auto engine = make_engine();
+	wake_channel extra(*engine);
+	setup_result<void> opened;
+	{
+		no_free_fds limit;
+		REQUIRE(limit.ok());
+		opened = extra.open();
+	}
+	REQUIRE_FALSE(opened);
+	CHECK(opened.error().error == EMFILE);
+	CHECK(opened.error().what() ==
+	      "cannot create the io_uring's wake-up eventfd: Too many open files");
 }

@@ -28,9 +28,9 @@ constexpr uint8_t USAGE_HOLD = 0x00, USAGE_DISCARD = 0x02, USAGE_NONE = 0x03;
 
 naa_id naa_of(const char *serial)
 {
-	naa_id n;
-	REQUIRE(naa_from_serial(serial, &n));
-	return n;
+	auto n = naa_from_serial(serial);
+	REQUIRE(n);
+	return *n;
 }
 
 std::vector<uint8_t> cscd(const naa_id &naa, uint32_t block_length = 512)

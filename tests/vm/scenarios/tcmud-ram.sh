@@ -24,6 +24,6 @@ if (echo 1 > "$dir/enable") 2>/tmp/badram.err; then
 	fail "a ram device with a path for cfgstring was enabled"
 fi
 rmdir "$dir"
-grep -q "ram/badram: cannot open '/tmp/x.img': the ram handler's cfgstring is an optional label" "$TCMUD_LOG" \
+grep -q "ram/badram: '/tmp/x.img': the ram handler's cfgstring is an optional label" "$TCMUD_LOG" \
 	|| fail "no reason for the refused ram device in tcmud's log"
 fio_write_verify "$sd" 8M
