@@ -19,6 +19,12 @@
 #     reclaim passes over the idle devices.
 #  The reclaim work, which fix0 keeps over the limit, runs every 5 s and
 #  does not spin.
+#  4. the same pressure on tcmud (file backstores on ext4): a fixed device
+#     with direct=1 and one with direct=0, whose data areas tcmud registers
+#     as io_uring fixed buffers (its log says so), and a default one with
+#     direct=1, which it does not register: fio crc32c write+verify passes
+#     on all three while the default one's pages are reclaimed, and no
+#     "Freed" line names a fixed one.
 # No "Invalid addr to data page" for any device but part 2's default one.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 [ -n "${TCMUD_KMOD:-}" ] || skip "run with --kmod DIR (patched modules)"
@@ -224,6 +230,62 @@ expect_eq "$def_p2" 0 "def0: data pages still mapped after the idle reclaim (the
 [ "$fix_p" -gt 0 ] || fail "tcmu-runner has none of fix0's data pages mapped"
 expect_eq "$fix_p2" "$fix_p" "fix0: data pages mapped across two idle reclaim passes"
 fio_write_verify "$fix_dev" 16M
+echo "$old_gmax" > $gmax
+remove_all_targets
+
+# --- 4. tcmud with fixed buffers under the same pressure ---------------------
+# tcmud registers a fixed device's data area as io_uring fixed buffers
+# (READ_FIXED/WRITE_FIXED) and a default device's never. A page the reclaim
+# replaced under a registered buffer would corrupt data silently (the
+# daemon reads into the old page, the kernel returns the new one): fio's
+# crc32c verify catches it.
+kill "$runner" 2>/dev/null
+wait "$runner" 2>/dev/null || true
+mount_loop_ext4 fx 400
+truncate -s 96M /mnt/fx/tfd.img /mnt/fx/tfb.img /mnt/fx/tdef.img
+start_tcmud
+echo "$old_gmax" > $gmax
+tfd=$(USER_BACKSTORE_CONTROL="max_data_area_mb=4" USER_BACKSTORE_ATTRS="data_area_fixed=1" \
+	create_user_backstore tfd file "/mnt/fx/tfd.img;direct=1" $((96 << 20)))
+tfb=$(USER_BACKSTORE_CONTROL="max_data_area_mb=4" USER_BACKSTORE_ATTRS="data_area_fixed=1" \
+	create_user_backstore tfb file /mnt/fx/tfb.img $((96 << 20)))
+tdef=$(USER_BACKSTORE_CONTROL="max_data_area_mb=4" \
+	create_user_backstore tdef file "/mnt/fx/tdef.img;direct=1" $((96 << 20)))
+wait_listed tfd state serving
+wait_listed tfb state serving
+wait_listed tdef state serving
+for n in tfd tfb; do
+	grep -F "$n: queue 0: data area (4096 KiB) registered as io_uring fixed buffers" "$TCMUD_LOG" ||
+		fail "tcmud did not register $n's data area: $(grep -F "$n:" "$TCMUD_LOG" | tail -n 3)"
+done
+if grep -F "tdef: queue 0: data area" "$TCMUD_LOG"; then fail "tcmud registered tdef's data area (no CAP_DATA_FIXED)"; fi
+tfd_dev=$(export_via_loop "$tfd")
+tfb_dev=$(export_via_loop "$tfb")
+tdef_dev=$(export_via_loop "$tdef")
+log "tcmud disks: tfd (direct=1) $tfd_dev, tfb (direct=0) $tfb_dev, tdef (default, direct=1) $tdef_dev"
+before_tdef=$(freed tdef)
+rm -f $stop
+names=(tfd tfb tdef) devs=("$tfd_dev" "$tfb_dev" "$tdef_dev") pids=()
+for i in 0 1 2; do
+	fio_verify_loop "${devs[i]}" 32M $stop > "/tmp/fio-${names[i]}.log" 2>&1 &
+	pids+=($!)
+done
+sleep 3
+log "global_max_data_area_mb $old_gmax -> 1 under tcmud's I/O (tfd and tfb hold 8 MiB)"
+echo 1 > $gmax
+sleep 15
+touch $stop
+for i in 0 1 2; do
+	rc=0
+	wait "${pids[i]}" || rc=$?
+	cat "/tmp/fio-${names[i]}.log"
+	expect_eq "$rc" 0 "fio write+verify on ${names[i]} under reclaim"
+done
+sleep 6
+log "pages freed by reclaim: tfd $(freed tfd), tfb $(freed tfb), tdef $(( $(freed tdef) - before_tdef ))"
+[ "$(( $(freed tdef) - before_tdef ))" -gt 0 ] || fail "the reclaim never freed tdef's pages (no pressure)"
+klog | grep -q "from tf[db] queue" && fail "find_free_blocks visited a fixed device: $(klog | grep "from tf[db] queue" | tail -n1)"
+for d in "$tfd_dev" "$tfb_dev"; do fio_write_verify "$d" 16M; done
 echo "$old_gmax" > $gmax
 remove_all_targets
 
