@@ -147,9 +147,12 @@ log "git send-email --dry-run: ${#mails[@]} of ${#mails[@]} mails OK"
 
 if [ "$check" = 1 ]; then
 	list=()
-	for p in "$here"/patches/*.patch; do
+	all=("$here"/patches/*.patch)
+	for p in "${all[@]}"; do
 		list+=("patches/$(basename "$p")")
 		log "prefix ${#list[@]}: ${list[*]##*/}"
+		# Shorter prefixes add an older uapi header than kmod/include's.
+		TCMUD_KMOD_PREFIX=$([ ${#list[@]} -lt ${#all[@]} ] && echo 1 || echo 0) \
 		TCMUD_KMOD_PATCHES="${list[*]}" "$here/build.sh" --checkpatch "$work/ko-${#list[@]}" \
 			> "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; log "prefix ${#list[@]} fails"; exit 1; }
 	done

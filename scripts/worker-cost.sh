@@ -7,13 +7,15 @@
 # the instruction for the same binary and arguments.
 #
 #   scripts/worker-cost.sh [--build DIR] [--commands N] [--batch B] [--op read|write]
-#                          [--subtype ram|file] [--top K] [--keep DIR]
+#                          [--subtype ram|file] [--fixed] [--top K] [--keep DIR]
 # --subtype file: a temp file through the file handler (io_uring reads and
-# writes; their kernel side is not counted). --keep DIR: leave the larger
+# writes; their kernel side is not counted). --fixed: the ring model's
+# mailbox offers a fixed data area, so the worker registers it and the file
+# handler reads and writes with READ_FIXED/WRITE_FIXED. --keep DIR: leave the larger
 # run's callgrind file there, for callgrind_annotate --inclusive=yes.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-build=$src/build commands=20000 batch=8 op=read top=15 subtype=ram keep=""
+build=$src/build commands=20000 batch=8 op=read top=15 subtype=ram keep="" fixed=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -23,7 +25,8 @@ while [ $# -gt 0 ]; do
 	--top) top=$2; shift 2 ;;
 	--subtype) subtype=$2; shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
-	*) echo "usage: $0 [--build DIR] [--commands N] [--batch B] [--op read|write] [--subtype ram|file] [--top K] [--keep DIR]" >&2; exit 2 ;;
+	--fixed) fixed=1; shift ;;
+	*) echo "usage: $0 [--build DIR] [--commands N] [--batch B] [--op read|write] [--subtype ram|file] [--fixed] [--top K] [--keep DIR]" >&2; exit 2 ;;
 	esac
 done
 command -v valgrind >/dev/null || { echo "worker-cost: valgrind is not installed" >&2; exit 77; }
@@ -35,7 +38,7 @@ trap 'rm -rf "$out"' EXIT
 # run COMMANDS -> the worker thread's instruction total
 run() {
 	rm -f "$out"/cg.*
-	WORKER_COST_COMMANDS=$1 WORKER_COST_BATCH=$batch WORKER_COST_OP=$op WORKER_COST_SUBTYPE=$subtype \
+	WORKER_COST_COMMANDS=$1 WORKER_COST_BATCH=$batch WORKER_COST_OP=$op WORKER_COST_SUBTYPE=$subtype WORKER_COST_FIXED=$fixed \
 		valgrind --tool=callgrind --separate-threads=yes \
 		--callgrind-out-file="$out/cg.%p" "$exe" "[bench]" >"$out/log" 2>&1 \
 		|| { cat "$out/log" >&2; exit 1; }
@@ -54,7 +57,9 @@ small=$(run "$commands")
 large=$(run $((commands * 2)))
 per=$(awk -v a="$small" -v b="$large" -v n="$commands" 'BEGIN { printf "%.0f", (b - a) / n }')
 echo "worker thread: $small instructions for $commands commands, $large for $((commands * 2))"
-echo "per command ($op 4 KiB, $subtype, $batch per doorbell): $per instructions"
+label=$subtype
+[ "$fixed" = 1 ] && label="$subtype, fixed buffers"
+echo "per command ($op 4 KiB, $label, $batch per doorbell): $per instructions"
 if [ -n "$keep" ]; then
 	mkdir -p "$keep"
 	cp "$out/worker.$commands" "$keep/callgrind.worker.$subtype.$op.small"

@@ -174,6 +174,18 @@ setup_result<void> set_queue_cpus(std::string_view v, daemon_config *out)
 	return {};
 }
 
+setup_result<void> set_fixed_buffers(std::string_view v, daemon_config *out)
+{
+	if (v == "true")
+		out->fixed_buffers = true;
+	else if (v == "false")
+		out->fixed_buffers = false;
+	else
+		return setup_error{EINVAL, "fixed_buffers: " + quoted(v) +
+						   " is neither true nor false"};
+	return {};
+}
+
 // tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
 setup_result<void> set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
@@ -275,6 +287,8 @@ void daemon_config::merge_from(const daemon_config &over)
 		dbus = over.dbus;
 	if (over.queue_cpus)
 		queue_cpus = over.queue_cpus;
+	if (over.fixed_buffers)
+		fixed_buffers = over.fixed_buffers;
 }
 
 bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
@@ -290,6 +304,7 @@ bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_
 			{"max_transfer_kb", set_max_transfer_kb},
 			{"dbus", set_dbus},
 			{"queue_cpus", set_queue_cpus},
+			{"fixed_buffers", set_fixed_buffers},
 		},
 		true,
 	};

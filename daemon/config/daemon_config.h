@@ -14,6 +14,8 @@
 //   dbus           true | false: offer org.kernel.TCMUService1 to targetcli
 //   queue_cpus     auto | none | CPU list: where queue workers run
 //                  (queue_placement.h)
+//   fixed_buffers  true | false: register a queue's data area as io_uring
+//                  fixed buffers where the kernel offers it (CAP_DATA_FIXED)
 // An unknown key, a bad value or a key given twice is an error.
 //
 // /etc/tcmu/tcmu.conf (tcmu-runner's) is read first, for people migrating:
@@ -43,6 +45,7 @@ struct daemon_config {
 	std::optional<uint64_t> max_transfer_kb;
 	std::optional<bool> dbus;
 	std::optional<queue_placement> queue_cpus;
+	std::optional<bool> fixed_buffers;
 
 	// Fields set in `over` replace ours.
 	void merge_from(const daemon_config &over);

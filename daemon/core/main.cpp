@@ -63,6 +63,7 @@ settings resolve(const daemon_config &c)
 	if (c.max_transfer_kb)
 		s.device.max_transfer_bytes = *c.max_transfer_kb << 10;
 	s.device.placement = c.queue_cpus.value_or(s.device.placement);
+	s.device.fixed_buffers = c.fixed_buffers.value_or(s.device.fixed_buffers);
 	s.dbus = c.dbus.value_or(true);
 	s.control_socket = c.control_socket.value_or(s.control_socket);
 	return s;

@@ -152,6 +152,7 @@ void queue_worker::thread_main()
 	if (!done) {
 		// Torn down here, on the thread the ring belongs to.
 		backstore_queue_.reset();
+		fixed_buffers_.reset();
 		engine_.reset();
 		doorbell_.reset();
 		setup_error e = done.error();
@@ -172,6 +173,7 @@ void queue_worker::thread_main()
 	// The backstore's queue unregisters its files from the engine, so it
 	// goes first; the engine then cancels our polls and closes its io_uring.
 	backstore_queue_.reset();
+	fixed_buffers_.reset();
 	{
 		// The thread may also end on its own (a ring error); from here on
 		// no other thread may reach the engine.
@@ -200,6 +202,7 @@ setup_result<void> queue_worker::setup_on_thread()
 	if (!engine)
 		return engine.error();
 	engine_ = std::move(*engine);
+	register_data_area();
 	// The backstore has logged its reason (backstore.h: open_queue).
 	backstore_queue_ = params_.store->open_queue(*engine_);
 	if (!backstore_queue_)
@@ -224,6 +227,35 @@ setup_result<void> queue_worker::setup_on_thread()
 	engine_->set_wake_completion(waker_.get());
 	engine_->watch_readable(wake_fd(), doorbell_.get());
 	return {};
+}
+
+// Before the backstore's queue opens (it reads the engine's fixed buffers
+// then). Only where the kernel promises that the data area's pages stay
+// put (docs/kmod.md, "io_uring fixed buffers over the data area"); a
+// failure is not the device's: reads and writes then pin per I/O, as on
+// the stock modules.
+void queue_worker::register_data_area()
+{
+	const ring_geometry &g = ring_->geometry();
+	if (!g.data_area_fixed)
+		return;
+	if (!params_.fixed_buffers) {
+		log_info(params_.log_prefix, "queue %u: the kernel offers a fixed data area, "
+			 "but fixed_buffers = false: not registered", params_.queue_index);
+		return;
+	}
+	auto reg = engine_->register_buffers(params_.map.subspan(g.data_off, g.data_size));
+	if (!reg) {
+		log_warn(params_.log_prefix, "queue %u: %s; reads and writes use plain "
+			 "buffers%s", params_.queue_index, reg.error().what().c_str(),
+			 reg.error().error == ENOMEM || reg.error().error == EPERM
+				 ? " (RLIMIT_MEMLOCK without CAP_IPC_LOCK?)" : "");
+		return;
+	}
+	fixed_buffers_ = std::move(*reg);
+	data_area_registered_ = true;
+	log_info(params_.log_prefix, "queue %u: data area (%zu KiB) registered as io_uring "
+		 "fixed buffers", params_.queue_index, g.data_size >> 10);
 }
 
 void queue_worker::serve()
@@ -298,6 +330,9 @@ void queue_worker::abandon()
 	std::lock_guard lock(kept_mutex);
 	kept->push_back(slots_.release());
 	kept->push_back(backstore_queue_.release());
+	// Unregistering would wait for the stuck I/O: the buffers go with
+	// the engine, which stays.
+	fixed_buffers_.release();
 	kept->push_back(engine_.release());
 	kept->push_back(doorbell_.release());
 	kept->push_back(waker_.release());

@@ -50,6 +50,11 @@ struct queue_params {
 	backstore *store = nullptr;
 	ring_options ring;
 	unsigned uring_entries = default_uring_entries;
+	// tcmud.conf fixed_buffers: where the mailbox has
+	// TCMU_MAILBOX_FLAG_CAP_DATA_FIXED, register the data area as io_uring
+	// fixed buffers at start (and unregister at stop). Without the bit
+	// nothing is registered whatever this says.
+	bool fixed_buffers = true;
 	// Recovers a ring this worker found broken (lost framing): called on
 	// the worker's thread once every command it had taken is answered and
 	// published; the device writes block_dev, reset_ring (BUSY: whatever is
@@ -92,6 +97,9 @@ public:
 	// The CPU the thread was pinned to, -1 if none (or pinning failed).
 	// Valid once start() returned.
 	int cpu() const { return pinned_cpu_; }
+	// Whether the data area is registered as io_uring fixed buffers.
+	// Valid once start() returned.
+	bool data_area_registered() const { return data_area_registered_; }
 	// After stop(): the drain gave up with backing I/O still in flight, so
 	// the command slots, the backstore queue and the io_uring were left
 	// allocated (never freed: a late completion of that I/O must not land
@@ -105,6 +113,7 @@ private:
 
 	void thread_main();
 	setup_result<void> setup_on_thread();
+	void register_data_area();
 	void serve();
 	void drain_ring();
 	void dispatch(const ring_command &rc, uint64_t fetched_ns);
@@ -130,6 +139,9 @@ private:
 
 	// Owned by the worker thread once it runs.
 	std::unique_ptr<uring_engine> engine_;
+	// The data area as the engine's fixed buffers, if registered; goes
+	// after the backstore queue and before the engine.
+	fixed_buffer_registration fixed_buffers_;
 	std::optional<command_ring> ring_;
 	std::unique_ptr<backstore_queue> backstore_queue_;
 	std::unique_ptr<slot[]> slots_;
@@ -165,6 +177,7 @@ private:
 	std::atomic<unsigned> test_stall_ms_{0};
 	unsigned drain_timeout_ms_ = default_drain_timeout_ms;
 	int pinned_cpu_ = -1; // set by the thread before start() returns
+	bool data_area_registered_ = false; // likewise
 
 	// start() waits for the thread's set-up result.
 	std::mutex setup_mutex_;

@@ -19,6 +19,7 @@
 // ring/tcmu_abi.h spells the multi-queue mailbox as numbers; the kmod header
 // is the truth.
 static_assert(TCMUD_MB_FLAG_CAP_MQ == TCMU_MAILBOX_FLAG_CAP_MQ);
+static_assert(TCMUD_MB_FLAG_CAP_DATA_FIXED == TCMU_MAILBOX_FLAG_CAP_DATA_FIXED);
 static_assert(TCMUD_MQ_MAILBOX_OFF == TCMU_MQ_MAILBOX_OFF);
 static_assert(TCMUD_MQ_NR_QUEUES_OFF == TCMU_MQ_MAILBOX_OFF + offsetof(tcmu_mq_mailbox, nr_queues));
 static_assert(TCMUD_MQ_QUEUE_OFF == TCMU_MQ_MAILBOX_OFF + offsetof(tcmu_mq_mailbox, queue));
@@ -261,6 +262,7 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	qp.store = store_.get();
 	qp.ring.max_in_flight = opts.max_in_flight;
 	qp.uring_entries = opts.uring_entries;
+	qp.fixed_buffers = opts.fixed_buffers;
 	// A ring the worker found broken: the take-over's protocol, on the
 	// worker's thread once it has nothing in flight. On the multi-queue
 	// kernel reset_ring resets every queue's ring; the other workers

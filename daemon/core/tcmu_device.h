@@ -29,6 +29,9 @@ struct device_options {
 	// tcmud.conf max_transfer_kb: the cap on MAXIMUM TRANSFER LENGTH; the
 	// data area may lower it further (see apply_transfer_limit).
 	uint64_t max_transfer_bytes = uint64_t(default_max_transfer_kb) << 10;
+	// tcmud.conf fixed_buffers: register a queue's data area as io_uring
+	// fixed buffers where the kernel offers it (queue_params).
+	bool fixed_buffers = true;
 };
 
 // Where a device's ring comes from: created while we ran (fresh), or served

@@ -3,9 +3,13 @@
 
 #include <poll.h>
 
+#include <sys/uio.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "log/log.h"
 
@@ -345,6 +349,42 @@ void uring_engine::unregister_file(int index)
 	io_uring_register_files_update(&uring_, static_cast<unsigned>(index),
 				       &none, 1);
 	fixed_files_[index] = -1;
+}
+
+setup_result<fixed_buffer_registration> uring_engine::register_buffers(std::span<std::byte> area)
+{
+	const std::string what = "cannot register " + std::to_string(area.size() >> 10) +
+				 " KiB as io_uring fixed buffers";
+	if (fixed_area_.size)
+		return setup_error{EBUSY, what + ": buffers are registered already"};
+	if (area.empty())
+		return setup_error{EINVAL, what + ": nothing to register"};
+	constexpr size_t chunk = size_t(1) << fixed_buffer_shift;
+	std::vector<iovec> buffers;
+	for (size_t at = 0; at < area.size(); at += chunk)
+		buffers.push_back({area.data() + at, std::min(chunk, area.size() - at)});
+	int ret = io_uring_register_buffers(&uring_, buffers.data(),
+					    static_cast<unsigned>(buffers.size()));
+	if (ret < 0)
+		return setup_error{-ret, what + " (" + std::to_string(buffers.size()) +
+						 " buffers)"};
+	fixed_area_ = {reinterpret_cast<uintptr_t>(area.data()), area.size()};
+	return fixed_buffer_registration(*this);
+}
+
+void uring_engine::unregister_buffers()
+{
+	if (!fixed_area_.size)
+		return;
+	fixed_area_ = {};
+	if (int ret = io_uring_unregister_buffers(&uring_); ret < 0)
+		log_warn("", "io: unregistering the fixed buffers failed: %s", strerror(-ret));
+}
+
+void fixed_buffer_registration::reset()
+{
+	if (engine_)
+		std::exchange(engine_, nullptr)->unregister_buffers();
 }
 
 } // namespace tcmud

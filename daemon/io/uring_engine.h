@@ -13,7 +13,10 @@
 #include <liburing.h>
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "io/cqe_completion.h"
@@ -31,6 +34,39 @@ struct uring_options {
 	unsigned fixed_files = 16;  // fixed-file indices for register_file()
 };
 
+class uring_engine;
+
+// The data area registered as fixed buffers on one uring_engine, until this
+// goes (or release()). Its owner destroys it after every backstore queue
+// that read fixed_buffers() is closed and before the engine, with nothing
+// in flight: unregistering waits for requests still using the buffers.
+class fixed_buffer_registration {
+public:
+	fixed_buffer_registration() = default;
+	explicit fixed_buffer_registration(uring_engine &engine) : engine_(&engine) {}
+	~fixed_buffer_registration() { reset(); }
+	fixed_buffer_registration(fixed_buffer_registration &&o) noexcept
+		: engine_(std::exchange(o.engine_, nullptr))
+	{
+	}
+	fixed_buffer_registration &operator=(fixed_buffer_registration &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			engine_ = std::exchange(o.engine_, nullptr);
+		}
+		return *this;
+	}
+	explicit operator bool() const { return engine_ != nullptr; }
+	void reset();
+	// Forget the registration without unregistering (the engine is being
+	// leaked with I/O in flight: see queue_worker::abandon).
+	void release() { engine_ = nullptr; }
+
+private:
+	uring_engine *engine_ = nullptr;
+};
+
 class uring_engine final : public io_engine {
 public:
 	// The engine, or why no io_uring could be set up (the caller logs it).
@@ -43,6 +79,16 @@ public:
 	void wait_for_sqe(io_completion *waiter) override;
 	setup_result<int> register_file(int fd) override;
 	void unregister_file(int index) override;
+
+	// Registers `area` (page aligned) as fixed buffers, one per 1 GiB
+	// (fixed_buffer_shift), so READ_FIXED/WRITE_FIXED can use it without
+	// pinning its pages per I/O. Only for memory whose pages never change
+	// while registered (ring_geometry::data_area_fixed). Set-up: the
+	// registration (unregistered when it goes), or why not (ENOMEM, or
+	// EPERM/ENOMEM over RLIMIT_MEMLOCK without CAP_IPC_LOCK; EBUSY if
+	// buffers are registered already).
+	setup_result<fixed_buffer_registration> register_buffers(std::span<std::byte> area);
+	fixed_buffer_area fixed_buffers() const override { return fixed_area_; }
 
 	// Submits pending SQEs, waits until min_complete completions are ready
 	// or the timeout passes (nullptr: no timeout; min_complete 0, or any
@@ -98,6 +144,9 @@ private:
 	std::vector<io_completion *> waiters_running_;
 	std::vector<int> fixed_files_; // -1: free index
 	bool fixed_files_registered_ = false;
+	fixed_buffer_area fixed_area_;
+	friend class fixed_buffer_registration;
+	void unregister_buffers();
 	std::vector<std::unique_ptr<fd_watch>> watches_;
 	std::unique_ptr<wake_channel> waker_;
 	std::atomic<bool> stop_{false};

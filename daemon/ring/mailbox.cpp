@@ -69,6 +69,7 @@ setup_result<ring_geometry> read_mailbox(std::span<const std::byte> map)
 	g.cmdr_size = size;
 	g.data_off = size_t(off) + size;
 	g.data_size = map.size() - g.data_off;
+	g.data_area_fixed = g.flags & TCMUD_MB_FLAG_CAP_DATA_FIXED;
 	return g;
 }
 

@@ -34,6 +34,11 @@ struct ring_geometry {
 	uint32_t cmdr_size = 0;
 	size_t data_off = 0;
 	size_t data_size = 0;
+	// TCMU_MAILBOX_FLAG_CAP_DATA_FIXED: the data area's pages are all there
+	// and never change while the device lives, so they may be pinned
+	// (io_uring fixed buffers). False on stock kernels and modules, whose
+	// pages come and go: registering them would corrupt data silently.
+	bool data_area_fixed = false;
 };
 
 // Checks the mailbox of `map` once, at attach: its geometry, or EPROTO and

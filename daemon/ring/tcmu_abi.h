@@ -35,6 +35,11 @@
 #define TCMUD_MQ_NR_QUEUES_OFF      16  /* __u16 */
 #define TCMUD_MQ_QUEUE_OFF          18  /* __u16 */
 #define TCMUD_MQ_MAX_QUEUES         64
+/* kmod/'s fixed data area (attrib/data_area_fixed=1, any nr_queues): every
+ * page of this queue's data area is allocated before the daemon sees the
+ * device and stays the same page until the device is released, so the
+ * daemon may pin it (io_uring fixed buffers). Never without the bit. */
+#define TCMUD_MB_FLAG_CAP_DATA_FIXED (1 << 14)
 
 /* Entry header (struct tcmu_cmd_entry_hdr), first 8 bytes of every entry. */
 #define TCMUD_HDR_LEN_OP_OFF     0  /* __u32: length | opcode in the low 3 bits */

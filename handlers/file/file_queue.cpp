@@ -48,8 +48,8 @@ struct file_queue::request final : io_completion {
 
 file_queue::file_queue(io_engine &engine, int fd, const std::atomic<uint64_t> &size,
 		       backstore_caps caps, std::string log_prefix)
-	: engine_(engine), fd_(fd), size_(size), caps_(caps),
-	  log_prefix_(std::move(log_prefix))
+	: engine_(engine), fd_(fd), fixed_area_(engine.fixed_buffers()), size_(size),
+	  caps_(caps), log_prefix_(std::move(log_prefix))
 {
 	waiter_.queue = this;
 	// A fixed file saves an fd lookup per I/O; without one, plain fds work.
@@ -239,7 +239,9 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 				 : remaining_iov(req);
 	const uint64_t off = io.offset + io.progress;
 	const bool is_read = io.op == block_op::read;
-	if (iov.size() == 1) {
+	if (fixed_area_.size && prepare_fixed(iov, off, is_read, sqe)) {
+		// READ_FIXED/WRITE_FIXED: flags below as for the plain ops.
+	} else if (iov.size() == 1) {
 		auto len = static_cast<unsigned>(std::min<uint64_t>(iov[0].iov_len, max_single_len));
 		if (is_read)
 			io_uring_prep_read(sqe, fd_, iov[0].iov_base, len, off);
@@ -260,6 +262,33 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 		sqe->rw_flags |= rwf_atomic;
 	if (async_threshold_ && io.length - io.progress >= async_threshold_)
 		sqe->flags |= IOSQE_ASYNC;
+}
+
+// READ_FIXED/WRITE_FIXED for iov if it is one contiguous range (adjacent
+// iovecs are merged) inside the registered area; false (SQE untouched) for
+// anything else, which then goes as before. A range that crosses from one
+// 1 GiB buffer into the next is cut at the boundary: the rest follows as a
+// short transfer, resumed like any other (on_result).
+bool file_queue::prepare_fixed(std::span<const iovec> iov, uint64_t off, bool is_read,
+			       io_uring_sqe *sqe)
+{
+	const auto start = reinterpret_cast<uintptr_t>(iov[0].iov_base);
+	uint64_t len = iov[0].iov_len;
+	for (size_t i = 1; i < iov.size(); i++) {
+		if (reinterpret_cast<uintptr_t>(iov[i].iov_base) != start + len)
+			return false;
+		len += iov[i].iov_len;
+	}
+	int index = 0;
+	const auto n = static_cast<unsigned>(fixed_buffer_slice(fixed_area_, start, len, &index));
+	if (n == 0)
+		return false;
+	if (is_read)
+		io_uring_prep_read_fixed(sqe, fd_, iov[0].iov_base, n, off, index);
+	else
+		io_uring_prep_write_fixed(sqe, fd_, iov[0].iov_base, n, off, index);
+	fixed_buffer_sqes_++;
+	return true;
 }
 
 // The caller's iovecs past what is already done (progress > 0), at most one

@@ -4,7 +4,11 @@
 // caller's iovecs (the ring's data area) to the file through the queue's
 // io_uring: READV/WRITEV (READ/WRITE for one buffer), RWF_DSYNC for FUA,
 // FSYNC(DATASYNC) for flush, FALLOCATE for discard and write-zeroes (followed
-// by FSYNC(DATASYNC) before completion when FUA).
+// by FSYNC(DATASYNC) before completion when FUA). Where the engine has the
+// queue's data area registered as fixed buffers (io_engine::fixed_buffers),
+// a read or write whose iovecs are one contiguous range inside one buffer
+// goes as READ_FIXED/WRITE_FIXED instead: the kernel then pins nothing per
+// I/O.
 //
 // A short read or write is resumed from block_io::progress until the
 // request is done or fails; a read that meets end of file first is -EIO.
@@ -52,6 +56,10 @@ public:
 
 	size_t parked() const { return parked_count_; }
 	bool uses_fixed_file() const { return fixed_index_ >= 0; }
+	// Whether the engine had fixed buffers when the queue opened, and how
+	// many SQEs went as READ_FIXED/WRITE_FIXED since.
+	bool uses_fixed_buffers() const { return fixed_area_.size != 0; }
+	uint64_t fixed_buffer_sqes() const { return fixed_buffer_sqes_; }
 
 private:
 	struct request;
@@ -65,6 +73,8 @@ private:
 	void start(request *req);
 	bool prepare(request *req, io_uring_sqe *sqe);
 	void prepare_rw(request *req, io_uring_sqe *sqe);
+	bool prepare_fixed(std::span<const iovec> iov, uint64_t off, bool is_read,
+			   io_uring_sqe *sqe);
 	std::span<const iovec> remaining_iov(request *req);
 	void park(request *req);
 	void restart_parked();
@@ -76,6 +86,8 @@ private:
 	io_engine &engine_;
 	int fd_;
 	int fixed_index_ = -1;
+	fixed_buffer_area fixed_area_; // size 0: the plain ops only
+	uint64_t fixed_buffer_sqes_ = 0;
 	const std::atomic<uint64_t> &size_;
 	backstore_caps caps_;
 	std::string log_prefix_;

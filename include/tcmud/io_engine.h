@@ -8,12 +8,43 @@
 #include <liburing.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "tcmud/io_completion.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {
+
+// Memory this io_uring has registered as fixed buffers (the queue's TCMU
+// data area, where the kernel promises its pages never change): buffer i
+// covers [base + (i << fixed_buffer_shift), base + size), at most
+// 1 << fixed_buffer_shift bytes (the kernel's limit on one registered
+// buffer is 1 GiB). size 0: nothing registered.
+inline constexpr unsigned fixed_buffer_shift = 30;
+
+struct fixed_buffer_area {
+	uintptr_t base = 0;
+	size_t size = 0;
+};
+
+// The part of [start, start + len) that one fixed buffer can carry: 0 if
+// the range is not wholly inside the area, else the bytes from start to
+// the range's end or to the end of the 1 GiB buffer it starts in,
+// whichever comes first, with that buffer's index in *index.
+inline uint64_t fixed_buffer_slice(const fixed_buffer_area &area, uintptr_t start,
+				   uint64_t len, int *index)
+{
+	// Unsigned: a start below the area wraps to a huge offset.
+	const uintptr_t rel = start - area.base;
+	if (rel >= area.size || len > area.size - rel)
+		return 0;
+	const uint64_t buffer = rel >> fixed_buffer_shift;
+	const uint64_t to_end = ((buffer + 1) << fixed_buffer_shift) - rel;
+	*index = static_cast<int>(buffer);
+	return len < to_end ? len : to_end;
+}
 
 class io_engine {
 public:
@@ -36,6 +67,13 @@ public:
 						       std::to_string(fd) + " as a fixed file"};
 	}
 	virtual void unregister_file(int index) { (void)index; }
+
+	// The registered fixed buffers (see fixed_buffer_area), for
+	// IORING_OP_READ_FIXED/WRITE_FIXED with buf_index; they stay
+	// registered as long as the engine lives unless its owner unregisters
+	// them after every queue using them is closed. Read once when a
+	// backstore queue opens.
+	virtual fixed_buffer_area fixed_buffers() const { return {}; }
 
 protected:
 	~io_engine() = default;

@@ -8,12 +8,16 @@
 // issue 16 asks to bring to <= 800. Hidden from the unit suite ([.]).
 //   WORKER_COST_COMMANDS=20000 WORKER_COST_BATCH=8 WORKER_COST_OP=read
 //   WORKER_COST_SUBTYPE=ram|file
+//   WORKER_COST_FIXED=1: the model's mailbox has CAP_DATA_FIXED, so the
+//   worker registers the data area and the file handler uses READ_FIXED/
+//   WRITE_FIXED (docs/daemon.md, "Fixed buffers over the data area")
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "ring/tcmu_abi.h"
 #include "worker_rig.h"
 
 namespace {
@@ -53,7 +57,13 @@ TEST_CASE("worker cost: 4 KiB commands through one worker on a ram LUN", "[.][be
 	REQUIRE(batch <= 32);
 	constexpr uint32_t block = 512, lbas = 8;         // 4 KiB per command
 	constexpr uint64_t blocks = (64u << 20) / block;  // 64 MiB LUN
-	tcmud::test::single_queue_rig rig(block, blocks, subtype + "/bench:", subtype, 64);
+	const bool fixed = env_or("WORKER_COST_FIXED", 0) != 0;
+	tcmud::test::model_options ring;
+	if (fixed)
+		ring.flags |= TCMUD_MB_FLAG_CAP_DATA_FIXED;
+	tcmud::test::single_queue_rig rig(block, blocks, subtype + "/bench:", subtype, 64, {},
+					  ring);
+	REQUIRE(rig.worker->data_area_registered() == fixed);
 	std::vector<uint8_t> data(size_t(block) * lbas, 0xa5);
 	uint32_t lba = 0;
 	size_t queued = 0;

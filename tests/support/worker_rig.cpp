@@ -59,8 +59,9 @@ scratch_unit::~scratch_unit()
 single_queue_rig::single_queue_rig(uint32_t block, uint64_t blocks,
 				   const std::string &log_prefix, const std::string &subtype,
 				   size_t max_in_flight,
-				   const std::function<void(queue_params &)> &tweak)
-	: unit(block, blocks, subtype)
+				   const std::function<void(queue_params &)> &tweak,
+				   const model_options &ring)
+	: model(ring), unit(block, blocks, subtype)
 {
 	REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
 	REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);

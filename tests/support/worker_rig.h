@@ -41,10 +41,12 @@ struct single_queue_rig {
 	std::unique_ptr<queue_worker> worker;
 
 	// tweak: changes the worker's parameters before it starts (another
-	// backstore, a reset_ring hook).
+	// backstore, a reset_ring hook). ring: the model's layout and mailbox
+	// flags.
 	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix,
 			 const std::string &subtype = "file", size_t max_in_flight = 32,
-			 const std::function<void(queue_params &)> &tweak = {});
+			 const std::function<void(queue_params &)> &tweak = {},
+			 const model_options &ring = {});
 	single_queue_rig(uint32_t block, uint64_t blocks, const std::string &log_prefix,
 			 const std::function<void(queue_params &)> &tweak)
 		: single_queue_rig(block, blocks, log_prefix, "file", 32, tweak)

@@ -72,6 +72,23 @@ TEST_CASE("tcmud.conf: every documented key is parsed", "[config]")
 	CHECK(p.config.dbus == false);
 }
 
+TEST_CASE("tcmud.conf: fixed_buffers is true or false, and unset by default", "[config]")
+{
+	CHECK_FALSE(tcmud_conf("dbus = true\n").config.fixed_buffers);
+	CHECK(tcmud_conf("fixed_buffers = false\n").config.fixed_buffers == false);
+	CHECK(tcmud_conf("fixed_buffers = true\n").config.fixed_buffers == true);
+	parsed bad = tcmud_conf("fixed_buffers = off\n");
+	CHECK_FALSE(bad.ok);
+	REQUIRE(bad.errors.size() == 1);
+	CHECK(bad.errors[0] == "tcmud.conf:1: fixed_buffers: \"off\" is neither true nor false");
+
+	daemon_config base = tcmud_conf("fixed_buffers = false\n").config;
+	base.merge_from(tcmud_conf("dbus = true\n").config);
+	CHECK(base.fixed_buffers == false);
+	base.merge_from(tcmud_conf("fixed_buffers = true\n").config);
+	CHECK(base.fixed_buffers == true);
+}
+
 TEST_CASE("tcmud.conf: an empty file sets nothing", "[config]")
 {
 	parsed p = tcmud_conf("\n# nothing\n\n");

@@ -128,6 +128,7 @@ struct gated_engine final : io_engine {
 	void wait_for_sqe(io_completion *waiter) override { real.wait_for_sqe(waiter); }
 	setup_result<int> register_file(int fd) override { return real.register_file(fd); }
 	void unregister_file(int index) override { real.unregister_file(index); }
+	fixed_buffer_area fixed_buffers() const override { return real.fixed_buffers(); }
 };
 
 struct recording_completion final : io_completion {

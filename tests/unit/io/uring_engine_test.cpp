@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "engine_test_util.h"
 #include "tcmud/unique_fd.h"
@@ -226,4 +227,50 @@ TEST_CASE("destroying the engine with a request pending neither hangs nor dispat
 		CHECK(engine->in_flight() == idle + 1);
 	}
 	CHECK(done.calls() == 0);
+}
+
+TEST_CASE("fixed_buffer_slice: inside one 1 GiB buffer, cut at its end, or nothing", "[fixed]")
+{
+	constexpr uint64_t gib = uint64_t(1) << 30;
+	// 2.5 GiB at a made-up address: buffers 0 and 1 of 1 GiB, 2 of 0.5.
+	const fixed_buffer_area area{0x7f0000000000, size_t(5 * gib / 2)};
+	int index = -1;
+	CHECK(fixed_buffer_slice(area, area.base, 4096, &index) == 4096);
+	CHECK(index == 0);
+	CHECK(fixed_buffer_slice(area, area.base + gib + 8192, 65536, &index) == 65536);
+	CHECK(index == 1);
+	// Across the boundary of buffers 0 and 1: up to the boundary only.
+	CHECK(fixed_buffer_slice(area, area.base + gib - 4096, 16384, &index) == 4096);
+	CHECK(index == 0);
+	// In the last, shorter buffer, up to the very end.
+	CHECK(fixed_buffer_slice(area, area.base + 5 * gib / 2 - 8192, 8192, &index) == 8192);
+	CHECK(index == 2);
+	// Past the end, before the start, or no area at all: nothing.
+	index = -1;
+	CHECK(fixed_buffer_slice(area, area.base + 5 * gib / 2 - 4096, 8192, &index) == 0);
+	CHECK(fixed_buffer_slice(area, area.base + 5 * gib / 2, 1, &index) == 0);
+	CHECK(fixed_buffer_slice(area, area.base - 4096, 8192, &index) == 0);
+	CHECK(fixed_buffer_slice(fixed_buffer_area{}, 4096, 4096, &index) == 0);
+	CHECK(index == -1);
+}
+
+TEST_CASE("register_buffers makes the area fixed buffers until the registration goes", "[fixed]")
+{
+	auto engine = make_engine();
+	CHECK(engine->fixed_buffers().size == 0);
+	std::vector<std::byte> area(64 << 10);
+	{
+		auto reg = engine->register_buffers(area);
+		INFO("register_buffers: " << (reg ? "" : reg.error().what()));
+		REQUIRE(reg);
+		CHECK(engine->fixed_buffers().base == reinterpret_cast<uintptr_t>(area.data()));
+		CHECK(engine->fixed_buffers().size == area.size());
+		CHECK(engine->register_buffers(area).error().error == EBUSY);
+		fixed_buffer_registration moved = std::move(*reg);
+		CHECK(moved);
+	}
+	CHECK(engine->fixed_buffers().size == 0);
+	CHECK(engine->register_buffers({}).error().error == EINVAL);
+	auto again = engine->register_buffers(area);
+	CHECK(again);
 }

@@ -124,3 +124,20 @@ TEST_CASE("a classic mailbox has no multi-queue membership; a CAP_MQ one says it
 	// The extension lives in bytes the ring never uses: the ring attaches.
 	attach_ring(model);
 }
+
+TEST_CASE("only a mailbox with CAP_DATA_FIXED says its data area may be pinned")
+{
+	kernel_ring_model stock;
+	CHECK_FALSE(attach_ring(stock).geometry().data_area_fixed);
+
+	kernel_ring_model fixed({.flags = 0x7 | TCMUD_MB_FLAG_CAP_DATA_FIXED});
+	auto ring = attach_ring(fixed);
+	CHECK(ring.geometry().data_area_fixed);
+	CHECK(ring.geometry().data_off == fixed.data_off());
+
+	// Also with the multi-queue bit beside it (every queue of such a device).
+	kernel_ring_model mq({.flags = 0x7 | TCMUD_MB_FLAG_CAP_MQ | TCMUD_MB_FLAG_CAP_DATA_FIXED});
+	CHECK(attach_ring(mq).geometry().data_area_fixed);
+	kernel_ring_model mq_only({.flags = 0x7 | TCMUD_MB_FLAG_CAP_MQ});
+	CHECK_FALSE(attach_ring(mq_only).geometry().data_area_fixed);
+}

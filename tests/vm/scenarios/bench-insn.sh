@@ -49,6 +49,11 @@
 # BENCH_INSN_TCMUD_DIRECT (default "0"): the file backstore's direct= values
 # for every tcmud file row (stock, --kmod, BENCH_INSN_KMODS); "0 1" serves
 # each twice, the direct=1 (O_DIRECT) row labelled LABEL-direct.
+# BENCH_INSN_KMOD_FIXED (default "0"): attrib/data_area_fixed values for the
+# --kmod tcmud file rows (kmod patch 0009); "0 1" serves each twice, the
+# fixed row labelled LABEL-fixed, with max_data_area_mb
+# BENCH_INSN_FIXED_MB (default 16: the whole area is allocated at enable
+# and tcmud registers it as io_uring fixed buffers).
 # BENCH_MEDIUM (mount_bench_xfs): what the XFS holding the file sits on,
 # "loop" (a loop device over guest tmpfs, default) or "virtio" (the disk of
 # tests/vm/run --disk; scripts/bench.sh --medium virtio).
@@ -74,6 +79,10 @@ reps=${BENCH_INSN_REPS:-3}
 tcmud_direct=${BENCH_INSN_TCMUD_DIRECT:-0}
 for d in $tcmud_direct; do
 	[[ $d == [01] ]] || fail "BENCH_INSN_TCMUD_DIRECT: 0 and/or 1, not $d"
+done
+kmod_fixed=${BENCH_INSN_KMOD_FIXED:-0}
+for f in $kmod_fixed; do
+	[[ $f == [01] ]] || fail "BENCH_INSN_KMOD_FIXED: 0 and/or 1, not $f"
 done
 jobs=${BENCH_INSN_JOBS:-1}
 backends=" ${BENCH_INSN_BACKENDS:-fileio tcmu-runner tcmud ublk} "
@@ -404,13 +413,20 @@ if [ -n "$kmod" ]; then
 		start_tcmud
 		for nq in ${BENCH_INSN_QUEUES:-1}; do
 			for d in $tcmud_direct; do
+			for f in $kmod_fixed; do
 				label=$(direct_label "tcmud-${nq}q" "$d")
-				bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+				ctl="" attrs="emulate_write_cache=1 nr_queues=$nq"
+				if [ "$f" = 1 ]; then
+					label=$label-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+					attrs="$attrs data_area_fixed=1"
+				fi
+				bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
 					create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
 				expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
 				wait_uio_open "$TCMUD_PID" 30
 				insn_run "$label" "$(export_via_loop "$bs")"
 				remove_all_targets
+			done
 			done
 		done
 		bench_stop_daemon "$TCMUD_PID"

@@ -34,6 +34,17 @@
 /* Set in every queue's mailbox->flags when the device has N > 1 queues. */
 #define TCMU_MAILBOX_FLAG_CAP_MQ	(1 << 15)
 
+/*
+ * Set in every queue's mailbox->flags of a device with
+ * attrib/data_area_fixed = 1 (any number of queues): every page of this
+ * queue's data area is allocated before user space can see the device
+ * and stays the same page until the device is released. The kernel never
+ * reclaims it (global_max_data_area_mb), so user space may pin the data
+ * area, e.g. register it as an io_uring fixed buffer. Without the flag a
+ * data page may be freed and replaced at any time the queue is idle.
+ */
+#define TCMU_MAILBOX_FLAG_CAP_DATA_FIXED	(1 << 14)
+
 /* Offset of struct tcmu_mq_mailbox from the start of the mailbox */
 #define TCMU_MQ_MAILBOX_OFF	16
 
