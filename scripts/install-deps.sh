@@ -15,8 +15,8 @@ packages=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	fio sg3-utils targetcli-fb python3-rtslib-fb tcmu-runner dbus
 	# kmod/: module BTF (pahole) and sparse checks of our kernel patches;
-	# kmod/format-series.sh's git send-email --dry-run of the mail
-	dwarves sparse git-email
+	# kmod/format-series.sh's git send-email --dry-run of the mail (Mail::Address)
+	dwarves sparse git-email libmailtools-perl
 	# the debug kernel (scripts/debug-kernel.sh): kconfig, objtool
 	bc bison flex libelf-dev
 	# VM error scenarios: device-mapper error targets
