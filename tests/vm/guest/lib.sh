@@ -174,7 +174,7 @@ sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
 # Removes every loopback target and backstore (LUNs first, then TPGs,
 # targets, devices), whatever the scenario left.
 remove_all_targets() {
-	local t tpg lun link
+	local t tpg lun link d h
 	for t in "$TARGET"/loopback/naa.*; do
 		[ -d "$t" ] || continue
 		for tpg in "$t"/tpgt_*; do
