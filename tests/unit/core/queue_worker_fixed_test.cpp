@@ -24,6 +24,7 @@
 #include "log/log.h"
 #include "ring/tcmu_abi.h"
 #include "worker_rig.h"
+#include "drop_cap_ipc_lock.h"
 
 using namespace tcmud;
 using namespace tcmud::test;
@@ -191,14 +192,8 @@ namespace {
 // code says which step failed.
 int refused_child()
 {
-	__user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-	__user_cap_data_struct caps[2]{};
-	if (syscall(SYS_capget, &hdr, caps) != 0)
-		return 10;
-	caps[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	caps[CAP_TO_INDEX(CAP_IPC_LOCK)].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	if (syscall(SYS_capset, &hdr, caps) != 0)
-		return 11;
+	if (int rc = tcmud::test::drop_cap_ipc_lock())
+		return rc;
 	rlimit small{1 << 20, 1 << 20};
 	if (setrlimit(RLIMIT_MEMLOCK, &small) != 0)
 		return 12;

@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "file_test_util.h"
+#include "../../support/drop_cap_ipc_lock.h"
 
 using namespace tcmud;
 using namespace tcmud::test;
@@ -262,14 +263,8 @@ namespace {
 // Returns the exit code: 0 when everything held, else which step failed.
 int refused_registration_child()
 {
-	__user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-	__user_cap_data_struct caps[2]{};
-	if (syscall(SYS_capget, &hdr, caps) != 0)
-		return 10;
-	caps[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	caps[CAP_TO_INDEX(CAP_IPC_LOCK)].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	if (syscall(SYS_capset, &hdr, caps) != 0)
-		return 11;
+	if (int rc = tcmud::test::drop_cap_ipc_lock())
+		return rc;
 
 	temp_file file(dev_size);
 	area_map area(area_size);
