@@ -153,15 +153,22 @@ setup_result<void> set_max_transfer_kb(std::string_view v, daemon_config *out)
 	return {};
 }
 
-setup_result<void> set_dbus(std::string_view v, daemon_config *out)
+// A true/false key: the value, or an error naming the key.
+setup_result<void> set_flag(std::string_view key, std::string_view v, std::optional<bool> *out)
 {
 	if (v == "true")
-		out->dbus = true;
+		*out = true;
 	else if (v == "false")
-		out->dbus = false;
+		*out = false;
 	else
-		return setup_error{EINVAL, "dbus: " + quoted(v) + " is neither true nor false"};
+		return setup_error{EINVAL, std::string(key) + ": " + quoted(v) +
+						   " is neither true nor false"};
 	return {};
+}
+
+setup_result<void> set_dbus(std::string_view v, daemon_config *out)
+{
+	return set_flag("dbus", v, &out->dbus);
 }
 
 setup_result<void> set_queue_cpus(std::string_view v, daemon_config *out)
@@ -176,14 +183,7 @@ setup_result<void> set_queue_cpus(std::string_view v, daemon_config *out)
 
 setup_result<void> set_fixed_buffers(std::string_view v, daemon_config *out)
 {
-	if (v == "true")
-		out->fixed_buffers = true;
-	else if (v == "false")
-		out->fixed_buffers = false;
-	else
-		return setup_error{EINVAL, "fixed_buffers: " + quoted(v) +
-						   " is neither true nor false"};
-	return {};
+	return set_flag("fixed_buffers", v, &out->fixed_buffers);
 }
 
 // tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
