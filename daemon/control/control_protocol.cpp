@@ -25,6 +25,7 @@ void write_queue(json_writer &w, size_t index, const stats::queue_snapshot &q)
 	w.key("stale_results").value(q.stale_results);
 	w.key("depth").value(q.depth);
 	w.key("max_depth").value(q.max_depth);
+	w.key("fixed_buffers").value(q.fixed_buffers);
 	w.key("sense_keys").begin_array();
 	for (uint64_t n : q.sense_keys)
 		w.value(n);
@@ -145,6 +146,7 @@ setup_result<void> read_queue(const json_value &o, stats::queue_snapshot &q)
 			return got;
 	const std::pair<std::string_view, uint64_t *> later_counts[] = {
 		{"ring_resets", &q.ring_resets}, {"stale_results", &q.stale_results},
+		{"fixed_buffers", &q.fixed_buffers},
 	};
 	for (auto [k, out] : later_counts)
 		if (auto got = get_optional_u64(o, k, *out); !got)

@@ -28,8 +28,10 @@ std::vector<control::device_report> device_reports(const device_registry &device
 			r.uring_entries = dev->queues().front()->uring_entries();
 		}
 		if (with_stats)
-			for (const auto &q : dev->queues())
+			for (const auto &q : dev->queues()) {
 				r.queues.push_back(q->stats().snapshot());
+				r.queues.back().fixed_buffers = q->data_area_registered() ? 1 : 0;
+			}
 		out.push_back(std::move(r));
 	}
 	return out;

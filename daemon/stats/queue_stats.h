@@ -32,6 +32,9 @@ struct queue_snapshot {
 	uint64_t stale_results = 0;  // results of commands from before a reset, dropped
 	uint64_t depth = 0;          // commands in flight now
 	uint64_t max_depth = 0;      // most commands in flight at once
+	// 1 if the queue's data area is registered as io_uring fixed buffers:
+	// a fact the report adds (queue_worker), not a counter of the stats.
+	uint64_t fixed_buffers = 0;
 	std::array<uint64_t, 16> sense_keys{}; // CHECK CONDITIONs by sense key
 	latency_counts latency{};    // entry fetched -> completion published, ns
 };

@@ -46,6 +46,9 @@ const family counters_and_gauges[] = {
 	 [](const queue_snapshot &s) { return s.depth; }},
 	{"tcmud_queue_max_depth", "gauge", "Most commands in flight at once since the device was opened.",
 	 [](const queue_snapshot &s) { return s.max_depth; }},
+	{"tcmud_queue_fixed_buffers", "gauge",
+	 "1 if the queue's data area is registered as io_uring fixed buffers, else 0.",
+	 [](const queue_snapshot &s) { return s.fixed_buffers; }},
 };
 
 void header(std::string &out, const char *name, const char *type, const char *help)

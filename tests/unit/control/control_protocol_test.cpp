@@ -117,6 +117,7 @@ report_source two_devices()
 			v[0].queues[1].max_depth = 31;
 			v[0].queues[1].ring_resets = 2;
 			v[0].queues[1].stale_results = 7;
+			v[0].queues[1].fixed_buffers = 1;
 			v[1].queues.resize(1);
 		}
 		return v;
@@ -149,12 +150,15 @@ TEST_CASE("protocol: a stats reply round-trips every counter exactly")
 	REQUIRE(d.queues[1].max_depth == 31);
 	REQUIRE(d.queues[1].ring_resets == 2);
 	REQUIRE(d.queues[1].stale_results == 7);
+	REQUIRE(d.queues[0].fixed_buffers == 0);
+	REQUIRE(d.queues[1].fixed_buffers == 1);
 }
 
 TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads them as 0")
 {
 	std::string line = answer(R"({"command":"stats"})", two_devices(), 1);
-	for (std::string key : {"\"ring_resets\":2,", "\"stale_results\":7,"}) {
+	for (std::string key :
+	     {"\"ring_resets\":2,", "\"stale_results\":7,", "\"fixed_buffers\":1,"}) {
 		size_t at = line.find(key);
 		REQUIRE(at != std::string::npos);
 		line.erase(at, key.size());
@@ -165,6 +169,7 @@ TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads
 	REQUIRE(r);
 	REQUIRE(r->devices[0].queues[1].ring_resets == 0);
 	REQUIRE(r->devices[0].queues[1].stale_results == 0);
+	REQUIRE(r->devices[0].queues[1].fixed_buffers == 0);
 	REQUIRE(r->devices[0].queues[1].max_depth == 31);
 	// Present but not a count is still an error.
 	std::string bad = answer(R"({"command":"stats"})", two_devices(), 1);

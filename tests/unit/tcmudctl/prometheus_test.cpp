@@ -271,6 +271,7 @@ control::control_reply sample_reply()
 	a.queues[1].depth = 3;
 	a.queues[1].ring_resets = 1;
 	a.queues[1].stale_results = 2;
+	a.queues[1].fixed_buffers = 1;
 	a.queues[1].latency[stats::latency_buckets - 1] = 7;      // past 68 s
 	control::device_report b;
 	b.name = "we\"ird\\name";
@@ -310,6 +311,9 @@ TEST_CASE("metrics: the exposition passes a strict parse and says what the snaps
 	CHECK(value_of(e, "tcmud_queue_depth", {{"device", "lun0"}, {"queue", "1"}}) == 3);
 	CHECK(value_of(e, "tcmud_ring_resets_total", {{"device", "lun0"}, {"queue", "1"}}) == 1);
 	CHECK(value_of(e, "tcmud_stale_results_total", {{"device", "lun0"}, {"queue", "1"}}) == 2);
+	CHECK(e.types.at("tcmud_queue_fixed_buffers") == "gauge");
+	CHECK(value_of(e, "tcmud_queue_fixed_buffers", {{"device", "lun0"}, {"queue", "0"}}) == 0);
+	CHECK(value_of(e, "tcmud_queue_fixed_buffers", {{"device", "lun0"}, {"queue", "1"}}) == 1);
 	CHECK(value_of(e, "tcmud_check_conditions_total",
 		       {{"device", "lun0"}, {"queue", "0"}, {"sense_key", "0x5"}}) == 4);
 	// The escaped name comes back as it was.

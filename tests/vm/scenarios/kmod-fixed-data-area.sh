@@ -259,6 +259,11 @@ for n in tfd tfb; do
 		fail "tcmud did not register $n's data area: $(grep -F "$n:" "$TCMUD_LOG" | tail -n 3)"
 done
 if grep -F "tdef: queue 0: data area" "$TCMUD_LOG"; then fail "tcmud registered tdef's data area (no CAP_DATA_FIXED)"; fi
+# The same, as an administrator reads it (0 also where the gauge is missing).
+for n in tfd:1 tfb:1 tdef:0; do
+	expect_eq "$(queue_metric "${n%:*}" 0 tcmud_queue_fixed_buffers)" "${n#*:}" \
+		"tcmudctl metrics: ${n%:*}'s tcmud_queue_fixed_buffers"
+done
 tfd_dev=$(export_via_loop "$tfd")
 tfb_dev=$(export_via_loop "$tfb")
 tdef_dev=$(export_via_loop "$tdef")
