@@ -17,8 +17,17 @@
 //     a discard/write-zeroes the caps do not offer -EOPNOTSUPP, and neither
 //     touches the medium;
 //   - every SQE stays inside its request: file range, buffers inside the
-//     caller's iovecs, the backing fd (or its fixed-file index); every write
-//     SQE of a FUA request carries RWF_DSYNC;
+//     caller's iovecs and carrying the bytes of the file range it names,
+//     the backing fd (or its fixed-file index); every write SQE of a FUA
+//     request carries RWF_DSYNC;
+//   - fixed buffers (the engine's registered area, as a queue's TCMU data
+//     area would be): a READ_FIXED/WRITE_FIXED lies wholly inside the one
+//     1 GiB buffer its buf_index names, and a request whose data is one
+//     contiguous range inside the area is carried by fixed ops only. The
+//     area may be absent, cover the request buffers' arena exactly, end
+//     inside it, or put a 1 GiB buffer boundary inside it; a request's
+//     buffer lies in the arena or on the heap, its iovecs adjacent or with
+//     gaps between them (which must fall back to the plain ops);
 //   - nothing is lost: with the engine drained and its SQE waiters run,
 //     every request has completed.
 // allocation() (GET LBA STATUS), on a real sparse file of its own (a memfd:
@@ -52,6 +61,13 @@ namespace {
 constexpr int backing_fd = 1000; // never used as an fd: the engine is fake
 constexpr size_t max_requests = 6;
 constexpr uint64_t medium_max = 64 * 1024;
+constexpr uint64_t request_max = 16 * 1024;
+
+// Request buffers that the engine may call registered: one slot per
+// request, room for request_max bytes in up to ~2,100 tiny pieces with a
+// gap of up to 8 bytes after each.
+constexpr size_t arena_slot = 40 * 1024;
+alignas(4096) uint8_t arena[max_requests * arena_slot];
 
 struct recorded_sqe {
 	io_completion *done = nullptr;
@@ -66,6 +82,7 @@ public:
 	int file = backing_fd;
 	bool full = false;
 	bool fixed = false;
+	fixed_buffer_area area;
 	std::vector<std::unique_ptr<recorded_sqe>> in_flight;
 	std::vector<io_completion *> waiters;
 
@@ -97,7 +114,17 @@ public:
 	{
 		FUZZ_CHECK(fixed && index == 7, "unregistered a file never registered");
 	}
+	fixed_buffer_area fixed_buffers() const override { return area; }
 };
+
+bool is_read_op(uint8_t op)
+{
+	return op == IORING_OP_READ || op == IORING_OP_READV || op == IORING_OP_READ_FIXED;
+}
+bool is_write_op(uint8_t op)
+{
+	return op == IORING_OP_WRITE || op == IORING_OP_WRITEV || op == IORING_OP_WRITE_FIXED;
+}
 
 struct request {
 	block_io io;
@@ -107,8 +134,10 @@ struct request {
 	} done;
 	bool busy = false;
 	int calls = 0;
-	std::vector<uint8_t> buffer;
+	std::span<uint8_t> buffer;   // in `heap` or in its arena slot
+	std::vector<uint8_t> heap;
 	std::vector<iovec> iovs;
+	bool must_be_fixed = false;  // contiguous, inside the registered area
 	bool racy = false;           // an overlapping change ran alongside
 	bool expect_invalid = false; // -EINVAL / -EOPNOTSUPP expected
 	int64_t injected = 0;        // an error the engine reported for it
@@ -124,9 +153,12 @@ public:
 	explicit driver(input &in) : in_(in), reqs_(max_requests)
 	{
 		current = this;
+		// Bits 0-1 the caps, 2-3 the fixed-buffer layout, 4-7 where in
+		// the arena that layout puts an edge.
 		uint8_t caps = in.u8();
 		caps_.discard = caps & 1;
 		caps_.prefetch = caps & 2;
+		engine_.area = registered_area(caps >> 2 & 3, caps >> 4);
 		caps_.write_zeroes = in.flag();
 		engine_.fixed = in.flag();
 		size_.store(in.range(0, medium_max));
@@ -149,6 +181,21 @@ public:
 		queue_->set_result_filter(&driver::filter, this);
 	}
 	~driver() { current = nullptr; }
+
+	static fixed_buffer_area registered_area(unsigned layout, unsigned edge_at)
+	{
+		const auto base = reinterpret_cast<uintptr_t>(arena);
+		const size_t whole = sizeof(arena);
+		const size_t edge = (edge_at + 1) * (whole / 17);
+		constexpr size_t gib = size_t(1) << fixed_buffer_shift;
+		switch (layout) {
+		case 1: return {base, whole};
+		// Buffer 0 ends `edge` bytes into the arena, buffer 1 goes on.
+		case 2: return {base - (gib - edge), gib - edge + whole};
+		case 3: return {base, whole - edge};
+		default: return {};
+		}
+	}
 
 	void run()
 	{
@@ -175,8 +222,7 @@ public:
 		FUZZ_CHECK(r.calls == 1, "io_done called twice");
 		for (const auto &s : engine_.in_flight) {
 			uint8_t op = s->sqe.opcode;
-			bool rw = op == IORING_OP_READ || op == IORING_OP_WRITE ||
-				  op == IORING_OP_READV || op == IORING_OP_WRITEV;
+			bool rw = is_read_op(op) || is_write_op(op);
 			FUZZ_CHECK(!rw || !owns(r, s->sqe),
 				   "io_done while an SQE of the request is still in flight");
 		}
@@ -256,23 +302,46 @@ private:
 		bool aimed = in_.u8() % 8 != 0;
 		io.offset = aimed ? in_.range(0, size) : in_.range(0, medium_max + 8);
 		uint64_t room = aimed ? size - std::min(io.offset, size) : medium_max;
-		io.length = in_.range(0, std::min<uint64_t>(room, 16384));
-		r.buffer.assign(io.op == block_op::read || io.op == block_op::write ? io.length : 0, 0);
-		fuzz::fill_ramp(r.buffer, in_.u8());
+		io.length = in_.range(0, std::min<uint64_t>(room, request_max));
+		const bool transfer = io.op == block_op::read || io.op == block_op::write;
+		const size_t len = transfer ? io.length : 0;
+		const uint8_t ramp = in_.u8();
 		// Tiny pieces only for the first small_pieces iovecs: enough for
 		// three SQEs' worth (IOV_MAX each), so the split and resume
 		// paths still run, without the up to 16 Ki iovecs of a whole
 		// buffer in 1-byte pieces, which cost most of an execution.
 		constexpr size_t small_pieces = 2100;
 		size_t piece = std::array<size_t, 5>{0, 1, 512, 4096, 3}[in_.range(0, 4)];
-		size_t len = r.buffer.size();
-		r.iovs.clear();
+		const uint8_t layout = in_.u8();
+		const bool in_arena = layout & 1;
+		const size_t gap = std::array<size_t, 4>{0, 0, 1, 8}[layout >> 1 & 3];
+		std::vector<size_t> &cuts = cuts_;
+		cuts.clear();
 		for (size_t at = 0; at < len;) {
-			size_t cut = piece < 512 && r.iovs.size() >= small_pieces ? 4096 : piece;
+			size_t cut = piece < 512 && cuts.size() >= small_pieces ? 4096 : piece;
 			size_t n = cut ? std::min(cut, len - at) : len - at;
-			r.iovs.push_back({r.buffer.data() + at, n});
+			cuts.push_back(n);
 			at += n;
 		}
+		const size_t footprint = len + (cuts.empty() ? 0 : gap * (cuts.size() - 1));
+		if (in_arena) {
+			FUZZ_CHECK(footprint <= arena_slot, "a request larger than its arena slot");
+			r.buffer = {arena + size_t(&r - reqs_.data()) * arena_slot, footprint};
+		} else {
+			r.heap.assign(footprint, 0);
+			r.buffer = r.heap;
+		}
+		fuzz::fill_ramp(r.buffer, ramp);
+		r.iovs.clear();
+		for (size_t at = 0; size_t n : cuts) {
+			r.iovs.push_back({r.buffer.data() + at, n});
+			at += n + gap;
+		}
+		const fixed_buffer_area &area = engine_.area;
+		const auto start = reinterpret_cast<uintptr_t>(r.buffer.data());
+		r.must_be_fixed = area.size && len && gap == 0 && start >= area.base &&
+				  start - area.base <= area.size &&
+				  len <= area.size - (start - area.base);
 		io.iov = r.iovs;
 		io.done = &r.done;
 		r.busy = true;
@@ -326,6 +395,8 @@ private:
 		case IORING_OP_WRITE:
 		case IORING_OP_READV:
 		case IORING_OP_WRITEV:
+		case IORING_OP_READ_FIXED:
+		case IORING_OP_WRITE_FIXED:
 			result = transfer(*r, sqe, how);
 			break;
 		case IORING_OP_FSYNC:
@@ -395,17 +466,56 @@ private:
 			       bool(sqe.len & FALLOC_FL_PUNCH_HOLE) == (io.op == block_op::discard);
 		case IORING_OP_READ:
 		case IORING_OP_WRITE:
-			return (sqe.opcode == IORING_OP_READ) == (io.op == block_op::read) &&
+		case IORING_OP_READ_FIXED:
+		case IORING_OP_WRITE_FIXED:
+			return is_read_op(sqe.opcode) == (io.op == block_op::read) &&
 			       io.op != block_op::flush && !r.expect_invalid &&
 			       inside_buffer(r, reinterpret_cast<void *>(sqe.addr), sqe.len);
 		default: {
-			if ((sqe.opcode == IORING_OP_READV) != (io.op == block_op::read) ||
+			if (is_read_op(sqe.opcode) != (io.op == block_op::read) ||
 			    r.expect_invalid || r.buffer.empty())
 				return false;
 			auto *v = reinterpret_cast<const iovec *>(sqe.addr);
 			return sqe.len > 0 && inside_buffer(r, v[0].iov_base, v[0].iov_len);
 		}
 		}
+	}
+
+	// Whether [p, p + n) is the caller's data from byte `at` of the
+	// request on: inside one iovec, or running on through iovecs that
+	// are adjacent in memory.
+	static bool maps_to(const request &r, const uint8_t *p, uint64_t n, uint64_t at)
+	{
+		size_t k = 0;
+		while (k < r.iovs.size() && at >= r.iovs[k].iov_len)
+			at -= r.iovs[k++].iov_len;
+		if (k == r.iovs.size())
+			return false;
+		const auto *expect = static_cast<const uint8_t *>(r.iovs[k].iov_base) + at;
+		if (expect != p)
+			return false;
+		for (uint64_t room = r.iovs[k].iov_len - at; n > room; room = r.iovs[k].iov_len) {
+			n -= room;
+			expect += room;
+			if (++k == r.iovs.size() || r.iovs[k].iov_base != expect)
+				return false;
+		}
+		return true;
+	}
+
+	void check_fixed(const io_uring_sqe &sqe) const
+	{
+		const fixed_buffer_area &area = engine_.area;
+		FUZZ_CHECK(area.size != 0, "a fixed-buffer op with no buffers registered");
+		const uintptr_t rel = uintptr_t(sqe.addr) - area.base;
+		FUZZ_CHECK(uintptr_t(sqe.addr) >= area.base && rel < area.size,
+			   "a fixed-buffer op outside the registered area");
+		const uint64_t index = rel >> fixed_buffer_shift;
+		FUZZ_CHECK(sqe.buf_index == index, "a fixed-buffer op names buffer " +
+							   std::to_string(sqe.buf_index) + ", its memory is in " +
+							   std::to_string(index));
+		const uint64_t end = std::min<uint64_t>((index + 1) << fixed_buffer_shift, area.size);
+		FUZZ_CHECK(rel + sqe.len <= end, "a fixed-buffer op runs past its buffer's end");
 	}
 
 	void check_file(const request &, const io_uring_sqe &sqe)
@@ -433,11 +543,18 @@ private:
 	{
 		check_file(r, sqe);
 		const block_io &io = r.io;
-		bool write = sqe.opcode == IORING_OP_WRITE || sqe.opcode == IORING_OP_WRITEV;
+		const bool write = is_write_op(sqe.opcode);
 		if (write && io.fua)
 			FUZZ_CHECK(sqe.rw_flags & RWF_DSYNC, "a FUA write SQE without RWF_DSYNC");
+		const bool fixed = sqe.opcode == IORING_OP_READ_FIXED ||
+				   sqe.opcode == IORING_OP_WRITE_FIXED;
+		if (fixed)
+			check_fixed(sqe);
+		else
+			FUZZ_CHECK(!r.must_be_fixed, "a contiguous transfer inside the registered "
+						     "area went without fixed buffers");
 		std::vector<iovec> parts;
-		if (sqe.opcode == IORING_OP_READ || sqe.opcode == IORING_OP_WRITE) {
+		if (sqe.opcode != IORING_OP_READV && sqe.opcode != IORING_OP_WRITEV) {
 			parts.push_back({reinterpret_cast<void *>(sqe.addr), sqe.len});
 		} else {
 			FUZZ_CHECK(sqe.len >= 1 && sqe.len <= IOV_MAX, "iovec count out of range");
@@ -454,11 +571,13 @@ private:
 			   "an SQE outside the request's file range: sqe " + std::to_string(sqe.off) +
 				   "+" + std::to_string(len) + ", request " +
 				   std::to_string(io.offset) + "+" + std::to_string(io.length));
-		// Where in the caller's data this SQE starts must be where it
-		// writes in the file: buffer offset == file offset - io.offset.
-		auto *first = static_cast<uint8_t *>(parts[0].iov_base);
-		FUZZ_CHECK(uint64_t(first - r.buffer.data()) == sqe.off - io.offset,
-			   "an SQE's buffer and file offset disagree");
+		// What each piece of the SQE's memory carries must be the
+		// caller's data for the file bytes it moves.
+		for (uint64_t at = sqe.off - io.offset; const iovec &p : parts) {
+			FUZZ_CHECK(maps_to(r, static_cast<const uint8_t *>(p.iov_base), p.iov_len, at),
+				   "an SQE's buffer and file offset disagree");
+			at += p.iov_len;
+		}
 		int64_t res = outcome(how, len);
 		if (res > 0) {
 			uint64_t left = uint64_t(res), at = sqe.off;
@@ -573,6 +692,7 @@ private:
 	std::unique_ptr<file_queue> alloc_queue_; // over the sparse file, once asked
 	std::bitset<medium_max / 4096> alloc_data_; // its pages holding data
 	bool in_submit_ = false;
+	std::vector<size_t> cuts_; // submit()'s piece lengths, kept across runs
 };
 
 void request::done_t::io_done(int64_t result)
