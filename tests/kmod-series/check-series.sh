@@ -26,7 +26,11 @@ done
 grep -l 'lore.kernel.org/all/1645064962-94123-1-git-send-email-kanie@linux.alibaba.com' \
 	"${patches[@]}" > /dev/null || fail "no patch links the Feb 2022 uio ioctl thread"
 # The mail must carry exactly the patches build.sh applies.
-mails=("$src"/kmod/series/v2-0[0-9][0-9][1-9]-*.patch)
+# (every numbered mail but the cover letter, v2-0000: 0010 is a patch too)
+mails=()
+for m in "$src"/kmod/series/v2-[0-9][0-9][0-9][0-9]-*.patch; do
+	[[ $(basename "$m") == v2-0000-* ]] || mails+=("$m")
+done
 [ ${#mails[@]} -eq ${#patches[@]} ] ||
 	fail "kmod/series has ${#mails[@]} patches, kmod/patches ${#patches[@]}: run kmod/format-series.sh"
 for i in "${!patches[@]}"; do

@@ -8,7 +8,8 @@ plugin's cumulative instruction count per kernel TB start address at that
 mark ("<vaddr hex> <insns>"), OUT/kallsyms.txt the guest's /proc/kallsyms
 (saved by the scenario once every module is loaded; for marks of the rows on
 kmod/'s modules, tcmud-<N>q.*, OUT/kallsyms-patched.txt; for a
-BENCH_INSN_KMODS variant LABEL.*, OUT/kallsyms-LABEL.txt). Prints the TOP (default
+BENCH_INSN_KMODS variant LABEL.*, OUT/kallsyms-LABEL.txt; a -direct, -fixed
+or -direct-fixed row uses its LABEL's). Prints the TOP (default
 30) kernel symbols by instructions executed between the two marks, and per
 command when OUT/bench-insn/intervals.tsv knows the interval's commands.
 When the run has a "null" interval (two marks back to back: null.r1.from,
@@ -78,9 +79,11 @@ def by_symbol(out, a, b, syms, addrs):
 def kallsyms_of(out, label):
     """The symbols a row's interval was counted under: a BENCH_INSN_KMODS
     variant's own (its modules moved again), kmod/'s for tcmud-<N>q, the
-    stock ones otherwise; a LABEL-direct row (BENCH_INSN_TCMUD_DIRECT) is
-    served by the same modules as LABEL."""
-    for name in (label, label[:-len("-direct")] if label.endswith("-direct") else None):
+    stock ones otherwise; a LABEL-direct, LABEL-fixed or LABEL-direct-fixed
+    row (BENCH_INSN_TCMUD_DIRECT, BENCH_INSN_KMOD_FIXED) is served by the
+    same modules as LABEL."""
+    base = re.sub(r"(-direct)?(-fixed)?$", "", label)
+    for name in (label, base if base != label else None):
         if name is None:
             continue
         variant = os.path.join(out, "kallsyms-%s.txt" % name)

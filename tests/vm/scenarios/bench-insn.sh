@@ -50,7 +50,8 @@
 # for every tcmud file row (stock, --kmod, BENCH_INSN_KMODS); "0 1" serves
 # each twice, the direct=1 (O_DIRECT) row labelled LABEL-direct.
 # BENCH_INSN_KMOD_FIXED (default "0"): attrib/data_area_fixed values for the
-# --kmod tcmud file rows (kmod patch 0009); "0 1" serves each twice, the
+# --kmod tcmud file rows and the BENCH_INSN_KMODS rows (kmod patch 0009,
+# which every variant must then have); "0 1" serves each twice, the
 # fixed row labelled LABEL-fixed, with max_data_area_mb
 # BENCH_INSN_FIXED_MB (default 16: the whole area is allocated at enable
 # and tcmud registers it as io_uring fixed buffers).
@@ -451,11 +452,18 @@ for variant in ${BENCH_INSN_KMODS:-}; do
 	TCMUD_KMOD=$vdir load_target_stack
 	start_tcmud
 	for d in $tcmud_direct; do
-		bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1" create_user_backstore \
-			"insn-$(direct_label "$label" "$d")" file "$(file_cfg "$d")" $size)
+	for f in $kmod_fixed; do
+		row=$(direct_label "$label" "$d") ctl="" attrs="emulate_write_cache=1"
+		if [ "$f" = 1 ]; then
+			row=$row-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+			attrs="$attrs data_area_fixed=1"
+		fi
+		bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
+			create_user_backstore "insn-$row" file "$(file_cfg "$d")" $size)
 		wait_uio_open "$TCMUD_PID" 30
-		insn_run "$(direct_label "$label" "$d")" "$(export_via_loop "$bs")"
+		insn_run "$row" "$(export_via_loop "$bs")"
 		remove_all_targets
+	done
 	done
 	bench_stop_daemon "$TCMUD_PID"
 	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-$label.txt"
