@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "byte_order.h"
 #include "command.h"
 #include "command_task.h"
 #include "sense_builder.h"
@@ -81,7 +82,38 @@ struct lba_fields {
 	uint32_t blocks = 0;
 	uint16_t length_byte = 0;  // where the length field starts (for pointers)
 };
-lba_fields decode_lba_fields(std::span<const uint8_t> cdb);
+// The CDB size follows from the opcode's group code (SPC-5 4.2.5.1); the
+// dispatcher has checked the CDB is that long. READ(6)/WRITE(6) have a
+// 21-bit LBA and a one-byte length in which 0 means 256 blocks (SBC-4).
+// Inline: every READ and WRITE decodes its CDB here.
+inline lba_fields decode_lba_fields(std::span<const uint8_t> cdb)
+{
+	lba_fields f;
+	switch (cdb[0] >> 5) {
+	case 0:
+		f.lba = get_be(cdb, 1, 3) & 0x1fffff;
+		f.blocks = cdb[4] ? cdb[4] : 256;
+		f.length_byte = 4;
+		break;
+	case 1:
+	case 2:
+		f.lba = get_be32(cdb, 2);
+		f.blocks = get_be16(cdb, 7);
+		f.length_byte = 7;
+		break;
+	case 5:
+		f.lba = get_be32(cdb, 2);
+		f.blocks = get_be32(cdb, 6);
+		f.length_byte = 6;
+		break;
+	default:
+		f.lba = get_be64(cdb, 2);
+		f.blocks = get_be32(cdb, 10);
+		f.length_byte = 10;
+		break;
+	}
+	return f;
+}
 
 // Each of these finishes the command with the matching sense and returns
 // false when the check fails.
