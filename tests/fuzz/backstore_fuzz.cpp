@@ -481,27 +481,48 @@ private:
 		}
 	}
 
-	// Whether [p, p + n) is the caller's data from byte `at` of the
-	// request on: inside one iovec, or running on through iovecs that
-	// are adjacent in memory.
-	static bool maps_to(const request &r, const uint8_t *p, uint64_t n, uint64_t at)
-	{
-		size_t k = 0;
-		while (k < r.iovs.size() && at >= r.iovs[k].iov_len)
-			at -= r.iovs[k++].iov_len;
-		if (k == r.iovs.size())
-			return false;
-		const auto *expect = static_cast<const uint8_t *>(r.iovs[k].iov_base) + at;
-		if (expect != p)
-			return false;
-		for (uint64_t room = r.iovs[k].iov_len - at; n > room; room = r.iovs[k].iov_len) {
-			n -= room;
-			expect += room;
-			if (++k == r.iovs.size() || r.iovs[k].iov_base != expect)
-				return false;
+	// Walks the caller's iovecs from byte `at` of the request on: take()
+	// says whether [p, p + n) is the data that comes next, inside one
+	// iovec or running on through iovecs adjacent in memory. One walk per
+	// SQE: a vectored SQE has up to IOV_MAX pieces.
+	class data_cursor {
+	public:
+		data_cursor(const request &r, uint64_t at) : iovs_(r.iovs)
+		{
+			while (k_ < iovs_.size() && at >= iovs_[k_].iov_len)
+				at -= iovs_[k_++].iov_len;
+			in_ = at;
 		}
-		return true;
-	}
+		bool take(const uint8_t *p, uint64_t n)
+		{
+			if (k_ == iovs_.size() || base(k_) + in_ != p)
+				return false;
+			for (;;) {
+				const uint64_t room = iovs_[k_].iov_len - in_;
+				if (n < room) {
+					in_ += n;
+					return true;
+				}
+				n -= room;
+				const uint8_t *end = base(k_) + iovs_[k_].iov_len;
+				k_++;
+				in_ = 0;
+				if (n == 0)
+					return true;
+				if (k_ == iovs_.size() || base(k_) != end)
+					return false;
+			}
+		}
+
+	private:
+		const uint8_t *base(size_t k) const
+		{
+			return static_cast<const uint8_t *>(iovs_[k].iov_base);
+		}
+		const std::vector<iovec> &iovs_;
+		size_t k_ = 0;
+		uint64_t in_ = 0;
+	};
 
 	void check_fixed(const io_uring_sqe &sqe) const
 	{
@@ -573,11 +594,10 @@ private:
 				   std::to_string(io.offset) + "+" + std::to_string(io.length));
 		// What each piece of the SQE's memory carries must be the
 		// caller's data for the file bytes it moves.
-		for (uint64_t at = sqe.off - io.offset; const iovec &p : parts) {
-			FUZZ_CHECK(maps_to(r, static_cast<const uint8_t *>(p.iov_base), p.iov_len, at),
+		data_cursor cursor(r, sqe.off - io.offset);
+		for (const iovec &p : parts)
+			FUZZ_CHECK(cursor.take(static_cast<const uint8_t *>(p.iov_base), p.iov_len),
 				   "an SQE's buffer and file offset disagree");
-			at += p.iov_len;
-		}
 		int64_t res = outcome(how, len);
 		if (res > 0) {
 			uint64_t left = uint64_t(res), at = sqe.off;
