@@ -3,7 +3,7 @@
 # Runs the libFuzzer targets of tests/fuzz (clang 14, ASan+UBSan, in a build
 # directory of their own).
 #
-#   scripts/fuzz.sh [--smoke] [--time S] [--runs N] [--build DIR] [--out DIR] [TARGET...]
+#   scripts/fuzz.sh [--smoke] [--time S] [--runs N] [--jobs J] [--build DIR] [--out DIR] [TARGET...]
 #
 # --smoke   CI's run: each target in turn for --time seconds (default 15)
 #           from the committed seed corpus; any finding fails. One line per
@@ -17,21 +17,24 @@
 #           corpus, its run logs and (for --runs) its count.
 # --runs N  a campaign target stops once it has run N inputs (over all its
 #           runs), or when --time is up, whichever comes first.
+# --jobs J  J libFuzzer processes per target on its one corpus (default 1),
+#           so one slow target can have every core; their inputs add up.
 # Oracles of defects listed in tests/fuzz/waive are waived (noted on
 # stderr), so a campaign looks past what is being fixed.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src" || exit
 all=(ring scsi backstore control config netlink dbus)
-smoke=0 time="" runs=0 build=build-fuzz out=""
+smoke=0 time="" runs=0 jobs=1 build=build-fuzz out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) smoke=1; shift ;;
 	--time) time=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
+	--jobs) jobs=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-*) echo "usage: $0 [--smoke] [--time S] [--runs N] [--build DIR] [--out DIR] [TARGET...]" >&2; exit 2 ;;
+	-*) echo "usage: $0 [--smoke] [--time S] [--runs N] [--jobs J] [--build DIR] [--out DIR] [TARGET...]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
@@ -111,38 +114,46 @@ recheck() {
 	done
 }
 
-# campaign TARGET: runs it until the time is up. A finding ends a libFuzzer
-# run (its input lands in findings/); the next run goes on from the corpus.
+# campaign TARGET JOB: runs it until the time is up. A finding ends a
+# libFuzzer run (its input lands in findings/); the next run goes on from
+# the corpus. Job 1 logs TARGET.runN.log, as before --jobs; job J > 1 logs
+# TARGET.runN.jJ.log. Every job counts every job's inputs (a running
+# log's last status line included) and takes its share of what is left.
 # (Not -fork: on a loaded 2-core host its per-job restarts cost 3-5x.)
 # -timeout=60, not CI's 10: libFuzzer's timeout is wall time, and at nice 19
 # on a host at load 30 a 1 ms input was once held past 10 s (a false hang).
 campaign() {
-	local t=$1 end=$(($(date +%s) + time)) left run=0 done=0 limit=() l
-	for l in "$out/$t".run*.log; do
+	local t=$1 j=$2 end=$(($(date +%s) + time)) left run=0 ran limit=() l suffix=""
+	[ "$j" = 1 ] || suffix=.j$j
+	for l in "$out/$t".run*"$suffix".log; do
 		[ -e "$l" ] || continue
+		[ -n "$suffix" ] || [[ $l != *.j*.log ]] || continue
 		run=$((run + 1))
-		done=$((done + $(executed "$l")))
 	done
 	while left=$((end - $(date +%s))); [ "$left" -gt 5 ]; do
 		if [ "$runs" -gt 0 ]; then
-			[ "$done" -lt "$runs" ] || break
-			limit=(-runs=$((runs - done)))
+			ran=0
+			for l in "$out/$t".run*.log; do
+				[ -e "$l" ] && ran=$((ran + $(executed "$l")))
+			done
+			[ "$ran" -lt "$runs" ] || break
+			limit=(-runs=$(((runs - ran + jobs - 1) / jobs)))
 		fi
 		run=$((run + 1))
 		nice -n 19 "$build/tests/fuzz/fuzz_$t" -max_total_time="$left" -timeout=60 \
 			"${limit[@]}" -print_final_stats=1 -artifact_prefix="$out/findings/$t-" \
-			"$out/corpus/$t" "tests/fuzz/corpus/$t" >"$out/$t.run$run.log" 2>&1
-		done=$((done + $(executed "$out/$t.run$run.log")))
+			"$out/corpus/$t" "tests/fuzz/corpus/$t" >"$out/$t.run$run$suffix.log" 2>&1
 		recheck "$t"
 	done
-	echo "$run" >"$out/$t.runs"
 }
 
 pids=()
 for t in "${targets[@]}"; do
 	mkdir -p "$out/corpus/$t" "$out/findings"
-	campaign "$t" &
-	pids+=($!)
+	for ((j = 1; j <= jobs; j++)); do
+		campaign "$t" "$j" &
+		pids+=($!)
+	done
 done
 wait "${pids[@]}"
 : >"$out/summary"
@@ -153,6 +164,7 @@ for t in "${targets[@]}"; do
 	for l in "$out/$t".run*.log; do execs=$((execs + $(executed "$l"))); done
 	# shellcheck disable=SC2012 # ls -t sorts by age; these names are ours, without blanks
 	last=$(ls -t "$out/$t".run*.log | head -n1)
-	echo "$t: $execs execs in $(cat "$out/$t.runs") run(s), last $(figures "$last"), $n findings" |
+	nlogs=$(find "$out" -maxdepth 1 -name "$t.run*.log" | wc -l)
+	echo "$t: $execs execs in $nlogs run(s), last $(figures "$last"), $n findings" |
 		tee -a "$out/summary"
 done
