@@ -152,6 +152,9 @@ private:
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
 	bool completions_pending_ = false;
+	// The last drain_ring() left entries for want of a slot, or the ring
+	// is broken: drain again after completions (serve()).
+	bool drain_again_ = false;
 	// cmd_id -> its slot, for commands of the ring's current generation
 	// (TMR lookups). Cleared when the ring is reset.
 	std::vector<slot *> by_id_;

@@ -142,6 +142,8 @@ public:
 	uint32_t generation() const { return generation_; }
 
 	size_t in_flight() const { return copies_.in_flight(); }
+	// max_in_flight commands are out: next() leaves entries in the ring.
+	bool full() const { return copies_.full(); }
 	bool broken() const { return broken_; }
 	const ring_geometry &geometry() const { return geometry_; }
 
