@@ -270,8 +270,13 @@ void queue_worker::serve()
 				  params_.queue_index, strerror(-rc));
 			break;
 		}
-		// A completion may have freed a slot that an entry was waiting for.
-		drain_ring();
+		// A completion may have freed a slot that an entry was waiting
+		// for, or let a broken ring be reset. Only then: new entries
+		// ring the doorbell, which drains by itself, and a drain
+		// costs a look at the mailbox and the ring (~60 instructions)
+		// per round of the loop.
+		if (drain_again_)
+			drain_ring();
 		flush_completions();
 	}
 	drain_in_flight();
@@ -385,6 +390,10 @@ void queue_worker::drain_ring()
 				task_management(*tmr);
 		}
 	} while (recover_broken_ring());
+	// Entries may wait in the ring for a free slot, or the ring for its
+	// last answers before a reset: the loop drains again after the next
+	// completions (serve()).
+	drain_again_ = free_slots_.empty() || ring_->full() || ring_->broken();
 }
 
 // An administrator's action/reset_ring (or another queue's recovery on the

@@ -119,7 +119,9 @@ private:
 	void dispatch(const ring_command &rc, uint64_t fetched_ns);
 	void refuse(const ring_malformed &bad);
 	void task_management(const ring_tmr &tmr);
-	void command_finished(slot &s);
+	// Inline into slot::command_done, its one caller: every command ends
+	// here, and out of line it was a call more per command.
+	[[gnu::always_inline]] inline void command_finished(slot &s);
 	void flush_completions();
 	void record_latencies();
 	void ack_doorbell();
@@ -150,6 +152,9 @@ private:
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
 	bool completions_pending_ = false;
+	// The last drain_ring() left entries for want of a slot, or the ring
+	// is broken: drain again after completions (serve()).
+	bool drain_again_ = false;
 	// cmd_id -> its slot, for commands of the ring's current generation
 	// (TMR lookups). Cleared when the ring is reset.
 	std::vector<slot *> by_id_;

@@ -96,9 +96,18 @@ std::optional<ring_event> command_ring::next()
 {
 	if (broken_)
 		return std::nullopt;
-	uint32_t head = load_cmd_head(map_);
-	if (!valid_position(head))
-		return break_ring(malformed_reason::head_invalid, 0);
+	// cmd_head is loaded (and checked) again only once the entries up to
+	// the last one we loaded are taken, not once per entry: a batch of
+	// entries costs one acquire load and one check. Those entries stay
+	// published meanwhile; a reset of the kernel's is sync_with_kernel()'s
+	// to see, as before.
+	if (head_seen_ == head_known_) {
+		uint32_t head = load_cmd_head(map_);
+		if (!valid_position(head))
+			return break_ring(malformed_reason::head_invalid, 0);
+		head_known_ = head;
+	}
+	const uint32_t head = head_known_;
 
 	// Each pass consumes at least 8 bytes of the published region, so the
 	// loop ends after at most cmdr_size / 8 PADs.
@@ -239,7 +248,7 @@ int command_ring::reset()
 		broken_ = true;
 		return -EPROTO;
 	}
-	head_seen_ = published_tail_ = tail;
+	head_seen_ = head_known_ = published_tail_ = tail;
 	broken_ = false;
 	++generation_;
 	return 0;

@@ -69,7 +69,9 @@ public:
 	// little-endian host.
 	int complete_good(uint16_t cmd_id, uint32_t read_len)
 	{
-		if (!copies_.find(cmd_id))
+		// Released first, in the same lookup that finds it: nothing
+		// below reads the copy.
+		if (!copies_.release(cmd_id))
 			return -ENOENT;
 		uint8_t uflags = TCMUD_UFLAG_READ_LEN;
 		if (!(geometry_.flags & TCMUD_MB_FLAG_CAP_READ_LEN))
@@ -91,7 +93,6 @@ public:
 			std::memcpy(at + entry_mark_off, &mark, sizeof(mark));
 			std::memcpy(at + TCMUD_RSP_READ_LEN_OFF, &read_len, sizeof(read_len));
 		}
-		copies_.release(cmd_id);
 		return 0;
 	}
 	// Answers cmd_id with TCMU_UFLAG_UNKNOWN_OP: the kernel fails the
@@ -141,6 +142,8 @@ public:
 	uint32_t generation() const { return generation_; }
 
 	size_t in_flight() const { return copies_.in_flight(); }
+	// max_in_flight commands are out: next() leaves entries in the ring.
+	bool full() const { return copies_.full(); }
 	bool broken() const { return broken_; }
 	const ring_geometry &geometry() const { return geometry_; }
 
@@ -188,6 +191,7 @@ private:
 	pending_responses pending_;
 	std::vector<uint16_t> tmr_ids_;
 	uint32_t head_seen_ = 0; // where the next entry starts
+	uint32_t head_known_ = 0; // cmd_head as next() last loaded it, checked
 	uint32_t published_tail_ = 0;
 	uint32_t generation_ = 0;
 	bool broken_ = false;

@@ -68,13 +68,16 @@ public:
 		s.iov_cnt = s.iov_bidi_cnt = s.iov_dif_cnt = 0;
 		return s;
 	}
-	void release(uint16_t cmd_id)
+	// False when cmd_id was not in flight: one lookup for "is it ours"
+	// and the release.
+	bool release(uint16_t cmd_id)
 	{
 		uint16_t n = index_[cmd_id];
 		if (n == no_copy)
-			return;
+			return false;
 		index_[cmd_id] = no_copy;
 		free_.push_back(uint16_t(n - 1));
+		return true;
 	}
 	void release_all();
 

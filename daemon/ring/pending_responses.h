@@ -12,6 +12,8 @@
 //
 // There is one record per command in flight, so the capacity equals the
 // entry-copy pool's and push never finds the queue full.
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -26,7 +28,13 @@ struct pending_response {
 
 class pending_responses {
 public:
-	explicit pending_responses(size_t capacity) : records_(capacity) {}
+	// The records are a power of two, so an index wraps with a mask, not
+	// a division per push and per pop (the capacity, max_in_flight, is any
+	// number).
+	explicit pending_responses(size_t capacity)
+		: records_(std::bit_ceil(std::max<size_t>(capacity, 1))), mask_(records_.size() - 1)
+	{
+	}
 
 	bool empty() const { return count_ == 0; }
 	size_t size() const { return count_; }
@@ -35,7 +43,7 @@ public:
 	// Precondition: size() < capacity.
 	void push(pending_response r)
 	{
-		records_[(first_ + count_) % records_.size()] = r;
+		records_[(first_ + count_) & mask_] = r;
 		count_++;
 	}
 
@@ -43,7 +51,7 @@ public:
 	pending_response pop()
 	{
 		pending_response r = records_[first_];
-		first_ = (first_ + 1) % records_.size();
+		first_ = (first_ + 1) & mask_;
 		count_--;
 		return r;
 	}
@@ -52,6 +60,7 @@ public:
 
 private:
 	std::vector<pending_response> records_;
+	size_t mask_;
 	size_t first_ = 0;
 	size_t count_ = 0;
 };
