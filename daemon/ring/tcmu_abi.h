@@ -40,7 +40,7 @@
  * device and stays the same page until the device is released, so the
  * daemon may pin it (io_uring fixed buffers). Never without the bit. */
 #define TCMUD_MB_FLAG_CAP_DATA_FIXED (1 << 14)
-/* kmod/'s zero-copy window (attrib/zero_copy=1, patch 0011): the mapping
+/* kmod/'s zero-copy window (attrib/zero_copy=1, patch 0013): the mapping
  * ends with a window after the data area, where large READs' iovecs may
  * point; struct tcmu_zc_mailbox says where it starts and how long it is.
  * Its pages have no struct page references: O_DIRECT on them fails. */

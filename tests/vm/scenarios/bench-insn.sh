@@ -56,7 +56,7 @@
 # BENCH_INSN_FIXED_MB (default 16: the whole area is allocated at enable
 # and tcmud registers it as io_uring fixed buffers).
 # BENCH_INSN_KMOD_ZC (default "0"): attrib/zero_copy values for the same
-# rows (kmod patch 0011, which every variant must then have); "0 1" serves
+# rows (kmod patch 0013, which every variant must then have); "0 1" serves
 # each twice, the zero-copy row labelled LABEL-zc (after -fixed), with
 # max_data_area_mb BENCH_INSN_FIXED_MB too (16: the window is as large as
 # the data area, and 16 x 128 KiB in flight need 2 MiB).
@@ -414,7 +414,7 @@ fi
 # After every module is loaded: the profile's symbols (module text included).
 cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms.txt"
 
-# zc_cmds ROW BACKSTORE_DIR: with attrib/zero_copy_cmds (kmod 0011), how
+# zc_cmds ROW BACKSTORE_DIR: with attrib/zero_copy_cmds (kmod 0013), how
 # many commands of the row took the zero-copy window, in zero-copy.tsv
 # (label commands); a -zc row whose count is 0 measured nothing.
 zc_cmds() {
