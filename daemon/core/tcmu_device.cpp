@@ -197,6 +197,13 @@ setup_result<void> tcmu_device::apply_transfer_limit(const device_options &opts)
 		return e;
 	}
 	const ring_geometry &geo = *mailbox;
+	// The zero-copy window's pages cannot be pinned: an O_DIRECT backstore
+	// would fail every large READ with EFAULT. Refused here, before the
+	// device serves anything; stock kernels never set the flag.
+	if (geo.window_size && store_->caps().pins_buffers)
+		return setup_error{EINVAL, "/dev/" + info_.uio + ": attrib/zero_copy=1 maps "
+				   "large READs into a window O_DIRECT cannot use: set "
+				   "zero_copy=0 or serve the file without direct=1"};
 	queue_data_area area;
 	area.data_bytes = geo.data_size;
 	area.cmdr_bytes = geo.cmdr_size;

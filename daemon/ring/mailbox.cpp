@@ -70,6 +70,16 @@ setup_result<ring_geometry> read_mailbox(std::span<const std::byte> map)
 	g.data_off = size_t(off) + size;
 	g.data_size = map.size() - g.data_off;
 	g.data_area_fixed = g.flags & TCMUD_MB_FLAG_CAP_DATA_FIXED;
+	if (g.flags & TCMUD_MB_FLAG_CAP_ZERO_COPY) {
+		// The window ends the mapping and the data area ends where it
+		// starts; anything else is not the layout this flag promises.
+		auto woff = read_field<uint64_t>(map, TCMUD_ZC_WINDOW_OFF_OFF);
+		auto wsize = read_field<uint64_t>(map, TCMUD_ZC_WINDOW_SIZE_OFF);
+		if (woff <= g.data_off || woff > map.size() || wsize != map.size() - woff)
+			return unusable_mailbox("zero-copy window outside the mapping");
+		g.data_size = woff - g.data_off;
+		g.window_size = wsize;
+	}
 	return g;
 }
 

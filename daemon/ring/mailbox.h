@@ -39,6 +39,12 @@ struct ring_geometry {
 	// (io_uring fixed buffers). False on stock kernels and modules, whose
 	// pages come and go: registering them would corrupt data silently.
 	bool data_area_fixed = false;
+	// TCMU_MAILBOX_FLAG_CAP_ZERO_COPY: the mapping ends with a window of
+	// window_size bytes after the data area (which then ends at
+	// data_off + data_size, short of the mapping's end). Large READs may
+	// point there; its pages cannot be pinned (no O_DIRECT on them) and
+	// are never registered. 0 on stock kernels and modules.
+	size_t window_size = 0;
 };
 
 // Checks the mailbox of `map` once, at attach: its geometry, or EPROTO and

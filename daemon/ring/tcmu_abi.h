@@ -40,6 +40,13 @@
  * device and stays the same page until the device is released, so the
  * daemon may pin it (io_uring fixed buffers). Never without the bit. */
 #define TCMUD_MB_FLAG_CAP_DATA_FIXED (1 << 14)
+/* kmod/'s zero-copy window (attrib/zero_copy=1, patch 0013): the mapping
+ * ends with a window after the data area, where large READs' iovecs may
+ * point; struct tcmu_zc_mailbox says where it starts and how long it is.
+ * Its pages have no struct page references: O_DIRECT on them fails. */
+#define TCMUD_MB_FLAG_CAP_ZERO_COPY  (1 << 13)
+#define TCMUD_ZC_WINDOW_OFF_OFF     24  /* __u64 */
+#define TCMUD_ZC_WINDOW_SIZE_OFF    32  /* __u64 */
 
 /* Entry header (struct tcmu_cmd_entry_hdr), first 8 bytes of every entry. */
 #define TCMUD_HDR_LEN_OP_OFF     0  /* __u32: length | opcode in the low 3 bits */

@@ -224,6 +224,7 @@ setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backsto
 	backstore_caps caps = probe_caps(file);
 	// PRE-FETCH reads ahead into the page cache; O_DIRECT reads skip it.
 	caps.prefetch = !fcfg.direct;
+	caps.pins_buffers = fcfg.direct;
 	probe_atomic(file.fd.get(), fcfg, cfg, &caps);
 	log_info(cfg.log_prefix, "serving %s: %" PRIu64 " bytes%s, discard %s, write zeroes %s",
 		 fcfg.path.c_str(), cfg.dev_size, fcfg.direct ? ", O_DIRECT" : "",

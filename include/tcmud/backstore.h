@@ -104,6 +104,11 @@ struct backstore_caps {
 	// block_io::atomic is honoured for these sizes (bytes); 0: never.
 	uint32_t atomic_write_unit_min = 0;
 	uint32_t atomic_write_unit_max = 0;
+	// The backstore pins the pages of its I/O buffers (O_DIRECT): it cannot
+	// serve buffers without struct pages behind them, such as kmod's
+	// zero-copy window (TCMU_MAILBOX_FLAG_CAP_ZERO_COPY), whose pages
+	// get_user_pages() refuses. tcmud refuses such a device with it.
+	bool pins_buffers = false;
 };
 
 // Provisioning of a byte range, for GET LBA STATUS: whether it starts with

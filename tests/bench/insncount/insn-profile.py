@@ -79,10 +79,10 @@ def by_symbol(out, a, b, syms, addrs):
 def kallsyms_of(out, label):
     """The symbols a row's interval was counted under: a BENCH_INSN_KMODS
     variant's own (its modules moved again), kmod/'s for tcmud-<N>q, the
-    stock ones otherwise; a LABEL-direct, LABEL-fixed or LABEL-direct-fixed
-    row (BENCH_INSN_TCMUD_DIRECT, BENCH_INSN_KMOD_FIXED) is served by the
-    same modules as LABEL."""
-    base = re.sub(r"(-direct)?(-fixed)?$", "", label)
+    stock ones otherwise; a LABEL-direct, LABEL-fixed, LABEL-zc or
+    LABEL-direct-fixed-zc row (BENCH_INSN_TCMUD_DIRECT, BENCH_INSN_KMOD_FIXED,
+    BENCH_INSN_KMOD_ZC) is served by the same modules as LABEL."""
+    base = re.sub(r"(-direct)?(-fixed)?(-zc)?$", "", label)
     for name in (label, base if base != label else None):
         if name is None:
             continue

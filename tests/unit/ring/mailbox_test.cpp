@@ -141,3 +141,34 @@ TEST_CASE("only a mailbox with CAP_DATA_FIXED says its data area may be pinned")
 	kernel_ring_model mq_only({.flags = 0x7 | TCMUD_MB_FLAG_CAP_MQ});
 	CHECK_FALSE(attach_ring(mq_only).geometry().data_area_fixed);
 }
+
+TEST_CASE("a mailbox with CAP_ZERO_COPY ends the data area where the window starts")
+{
+	// Stock mailboxes: the data area is everything after the ring.
+	kernel_ring_model stock;
+	CHECK(attach_ring(stock).geometry().window_size == 0);
+
+	// The model's data area, read as half data area and half window.
+	kernel_ring_model zc({.flags = 0x7 | TCMUD_MB_FLAG_CAP_ZERO_COPY});
+	size_t map = zc.mapping().size();
+	size_t woff = zc.data_off() + (map - zc.data_off()) / 2;
+	zc.poke_u64(TCMUD_ZC_WINDOW_OFF_OFF, woff);
+	zc.poke_u64(TCMUD_ZC_WINDOW_SIZE_OFF, map - woff);
+	{
+		auto ring = attach_ring(zc);
+		const auto &g = ring.geometry();
+		CHECK(g.data_off == zc.data_off());
+		CHECK(g.data_size == woff - zc.data_off());
+		CHECK(g.window_size == map - woff);
+	}
+
+	// A window that does not end the mapping, or starts in the ring.
+	zc.poke_u64(TCMUD_ZC_WINDOW_SIZE_OFF, map - woff - 4096);
+	CHECK(attach_error(zc.mapping()) == reason("zero-copy window outside the mapping"));
+	zc.poke_u64(TCMUD_ZC_WINDOW_OFF_OFF, zc.data_off() - 4096);
+	zc.poke_u64(TCMUD_ZC_WINDOW_SIZE_OFF, map - zc.data_off() + 4096);
+	CHECK(attach_error(zc.mapping()) == reason("zero-copy window outside the mapping"));
+	zc.poke_u64(TCMUD_ZC_WINDOW_OFF_OFF, UINT64_MAX - 8);
+	zc.poke_u64(TCMUD_ZC_WINDOW_SIZE_OFF, 0);
+	CHECK(attach_error(zc.mapping()) == reason("zero-copy window outside the mapping"));
+}

@@ -55,6 +55,11 @@
 # fixed row labelled LABEL-fixed, with max_data_area_mb
 # BENCH_INSN_FIXED_MB (default 16: the whole area is allocated at enable
 # and tcmud registers it as io_uring fixed buffers).
+# BENCH_INSN_KMOD_ZC (default "0"): attrib/zero_copy values for the same
+# rows (kmod patch 0013, which every variant must then have); "0 1" serves
+# each twice, the zero-copy row labelled LABEL-zc (after -fixed), with
+# max_data_area_mb BENCH_INSN_FIXED_MB too (16: the window is as large as
+# the data area, and 16 x 128 KiB in flight need 2 MiB).
 # BENCH_MEDIUM (mount_bench_xfs): what the XFS holding the file sits on,
 # "loop" (a loop device over guest tmpfs, default) or "virtio" (the disk of
 # tests/vm/run --disk; scripts/bench.sh --medium virtio).
@@ -85,6 +90,10 @@ kmod_fixed=${BENCH_INSN_KMOD_FIXED:-0}
 for f in $kmod_fixed; do
 	[[ $f == [01] ]] || fail "BENCH_INSN_KMOD_FIXED: 0 and/or 1, not $f"
 done
+kmod_zc=${BENCH_INSN_KMOD_ZC:-0}
+for z in $kmod_zc; do
+	[[ $z == [01] ]] || fail "BENCH_INSN_KMOD_ZC: 0 and/or 1, not $z"
+done
 jobs=${BENCH_INSN_JOBS:-1}
 backends=" ${BENCH_INSN_BACKENDS:-fileio tcmu-runner tcmud ublk} "
 workloads=${BENCH_INSN_WORKLOADS:-randread-4k randread-128k}
@@ -92,6 +101,7 @@ out=$TCMUD_VM_OUT/bench-insn
 mkdir -p "$out" /tmp/insn
 : > "$out/intervals.tsv"
 : > "$out/threads.tsv"
+: > "$out/zero-copy.tsv"
 # The daemon whose threads insn_fio profiles (rbd rows); empty: none.
 INSN_PID=""
 has() { [[ $backends == *" $1 "* ]]; }
@@ -404,6 +414,19 @@ fi
 # After every module is loaded: the profile's symbols (module text included).
 cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms.txt"
 
+# zc_cmds ROW BACKSTORE_DIR: with attrib/zero_copy_cmds (kmod 0013), how
+# many commands of the row took the zero-copy window, in zero-copy.tsv
+# (label commands); a -zc row whose count is 0 measured nothing.
+zc_cmds() {
+	[ -e "$2/attrib/zero_copy_cmds" ] || return 0
+	local n
+	n=$(cat "$2/attrib/zero_copy_cmds")
+	printf '%s\t%s\n' "$1" "$n" >> "$out/zero-copy.tsv"
+	log "$1: $n commands through the zero-copy window"
+	[[ $1 != *-zc ]] || [ "$n" -gt 0 ] || ! grep -q 128k <<<"$workloads" ||
+		fail "$1: no command took the zero-copy window"
+}
+
 # The patched modules (kmod/), same file, tcmud only.
 if [ -n "$kmod" ]; then
 	remove_all_targets
@@ -415,18 +438,25 @@ if [ -n "$kmod" ]; then
 		for nq in ${BENCH_INSN_QUEUES:-1}; do
 			for d in $tcmud_direct; do
 			for f in $kmod_fixed; do
+			for z in $kmod_zc; do
 				label=$(direct_label "tcmud-${nq}q" "$d")
 				ctl="" attrs="emulate_write_cache=1 nr_queues=$nq"
 				if [ "$f" = 1 ]; then
 					label=$label-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
 					attrs="$attrs data_area_fixed=1"
 				fi
+				if [ "$z" = 1 ]; then
+					label=$label-zc ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+					attrs="$attrs zero_copy=1"
+				fi
 				bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
 					create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
 				expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
 				wait_uio_open "$TCMUD_PID" 30
 				insn_run "$label" "$(export_via_loop "$bs")"
+				zc_cmds "$label" "$bs"
 				remove_all_targets
+			done
 			done
 			done
 		done
@@ -453,16 +483,23 @@ for variant in ${BENCH_INSN_KMODS:-}; do
 	start_tcmud
 	for d in $tcmud_direct; do
 	for f in $kmod_fixed; do
+	for z in $kmod_zc; do
 		row=$(direct_label "$label" "$d") ctl="" attrs="emulate_write_cache=1"
 		if [ "$f" = 1 ]; then
 			row=$row-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
 			attrs="$attrs data_area_fixed=1"
 		fi
+		if [ "$z" = 1 ]; then
+			row=$row-zc ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+			attrs="$attrs zero_copy=1"
+		fi
 		bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
 			create_user_backstore "insn-$row" file "$(file_cfg "$d")" $size)
 		wait_uio_open "$TCMUD_PID" 30
 		insn_run "$row" "$(export_via_loop "$bs")"
+		zc_cmds "$row" "$bs"
 		remove_all_targets
+	done
 	done
 	done
 	bench_stop_daemon "$TCMUD_PID"

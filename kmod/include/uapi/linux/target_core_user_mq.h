@@ -45,6 +45,35 @@
  */
 #define TCMU_MAILBOX_FLAG_CAP_DATA_FIXED	(1 << 14)
 
+/*
+ * Set in every queue's mailbox->flags of a device with attrib/zero_copy = 1
+ * (any number of queues). The queue's mapping then ends with a zero-copy
+ * window after its data area, described by the struct tcmu_zc_mailbox at
+ * TCMU_ZC_MAILBOX_OFF: the data area is [data_off, window_off), not
+ * everything after the command ring. A large page-aligned READ may get an
+ * iovec in the window instead of the data area; its pages are there only
+ * while the command is on the ring (or kept with KEEP_BUF), are not
+ * backed by struct page references (get_user_pages(), and so O_DIRECT or
+ * io_uring buffer registration, fail on them with EFAULT), and an access
+ * to a window page no command owns is SIGBUS. Read and write such a
+ * buffer with the CPU (memcpy, buffered read()/write()).
+ */
+#define TCMU_MAILBOX_FLAG_CAP_ZERO_COPY	(1 << 13)
+
+/* Offset of struct tcmu_zc_mailbox from the start of the mailbox */
+#define TCMU_ZC_MAILBOX_OFF	24
+
+/**
+ * struct tcmu_zc_mailbox - the zero-copy window, valid with CAP_ZERO_COPY
+ * @window_off:	offset of the window from the start of the mailbox; the
+ *		data area ends there
+ * @window_size: bytes of the window, up to the end of the mapping
+ */
+struct tcmu_zc_mailbox {
+	__u64 window_off;
+	__u64 window_size;
+};
+
 /* Offset of struct tcmu_mq_mailbox from the start of the mailbox */
 #define TCMU_MQ_MAILBOX_OFF	16
 
