@@ -61,7 +61,16 @@ create_fileio_backstore() {
 	mkdir -p "$dir"
 	echo "fd_dev_name=$2,fd_dev_size=$3" > "$dir/control"
 	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
-	echo 1 > "$dir/enable"
+	# EAGAIN while a starting tcmu-runner holds block_netlink (it blocks
+	# new netlink commands while it takes over existing devices): once
+	# seen with 1 s between its start and this, on a host at load 10.
+	local try
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		echo 1 2>/dev/null > "$dir/enable" && break
+		[ "$try" = 10 ] && { echo 1 > "$dir/enable"; return 1; }
+		log "enable of $1 refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
+		sleep 1
+	done
 	echo "$dir"
 }
 
@@ -87,7 +96,16 @@ create_user_backstore() {
 	for attr in ${USER_BACKSTORE_ATTRS:-}; do
 		echo "${attr#*=}" > "$dir/attrib/${attr%%=*}"
 	done
-	echo 1 > "$dir/enable"
+	# EAGAIN while a starting tcmu-runner holds block_netlink (it blocks
+	# new netlink commands while it takes over existing devices): once
+	# seen with 1 s between its start and this, on a host at load 10.
+	local try
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		echo 1 2>/dev/null > "$dir/enable" && break
+		[ "$try" = 10 ] && { echo 1 > "$dir/enable"; return 1; }
+		log "enable of $1 refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
+		sleep 1
+	done
 	echo "$dir"
 }
 
