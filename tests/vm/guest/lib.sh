@@ -61,16 +61,7 @@ create_fileio_backstore() {
 	mkdir -p "$dir"
 	echo "fd_dev_name=$2,fd_dev_size=$3" > "$dir/control"
 	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
-	# EAGAIN while a starting tcmu-runner holds block_netlink (it blocks
-	# new netlink commands while it takes over existing devices): once
-	# seen with 1 s between its start and this, on a host at load 10.
-	local try
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		echo 1 2>/dev/null > "$dir/enable" && break
-		[ "$try" = 10 ] && { echo 1 > "$dir/enable"; return 1; }
-		log "enable of $1 refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
-		sleep 1
-	done
+	echo 1 > "$dir/enable"
 	echo "$dir"
 }
 
@@ -96,17 +87,22 @@ create_user_backstore() {
 	for attr in ${USER_BACKSTORE_ATTRS:-}; do
 		echo "${attr#*=}" > "$dir/attrib/${attr%%=*}"
 	done
-	# EAGAIN while a starting tcmu-runner holds block_netlink (it blocks
-	# new netlink commands while it takes over existing devices): once
-	# seen with 1 s between its start and this, on a host at load 10.
+	enable_user_backstore "$dir" || return 1
+	echo "$dir"
+}
+
+# enable_user_backstore DIR: a starting tcmu-runner holds block_netlink
+# while it takes over existing devices, and an enable then fails with
+# EAGAIN (seen once 1 s after its start, on a host at load 10): try for
+# up to 10 s, saying so on stderr.
+enable_user_backstore() {
 	local try
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		echo 1 2>/dev/null > "$dir/enable" && break
-		[ "$try" = 10 ] && { echo 1 > "$dir/enable"; return 1; }
-		log "enable of $1 refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
+	for try in 1 2 3 4 5 6 7 8 9; do
+		echo 1 2>/dev/null > "$1/enable" && return 0
+		log "enable of ${1##*/} refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
 		sleep 1
 	done
-	echo "$dir"
+	echo 1 > "$1/enable"
 }
 
 # export_via_loop BACKSTORE_DIR -> prints /dev/sdX once it exists.
