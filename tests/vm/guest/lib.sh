@@ -55,6 +55,14 @@ load_target_stack() {
 	modprobe sg
 }
 
+# mark_kmsg NAME: writes a unique line to the kernel log; klog then prints
+# the log from that line on (this scenario's kernel messages only).
+mark_kmsg() {
+	KMSG_MARK="$1 $(date +%s%N)"
+	echo "$KMSG_MARK" > /dev/kmsg
+}
+klog() { dmesg | sed -n "/$KMSG_MARK/,\$p"; }
+
 # create_fileio_backstore NAME FILE SIZE_BYTES -> prints the backstore's configfs dir
 create_fileio_backstore() {
 	local dir=$TARGET/core/fileio_0/$1

@@ -40,9 +40,7 @@ restore() {
 }
 trap restore EXIT
 # The kernel's log from here on (this scenario's lines only).
-kmsg_mark="kmod-fixed-data-area $(date +%s%N)"
-echo "$kmsg_mark" > /dev/kmsg
-klog() { dmesg | sed -n "/$kmsg_mark/,\$p"; }
+mark_kmsg kmod-fixed-data-area
 
 # --- 1. the attribute ------------------------------------------------------
 a=$TARGET/core/user_0/attr0
@@ -213,7 +211,7 @@ passes=$(klog | grep -c "from def0 queue 0" || true)
 sleep 11
 fix_p2=$(present "$fix_uio") def_p2=$(present "$def_uio")
 passes=$(( $(klog | grep -c "from def0 queue 0" || true) - passes ))
-dmesg | grep -q "$kmsg_mark" ||
+dmesg | grep -q "$KMSG_MARK" ||
 	fail "the kernel log lost this scenario's start: flooded (a reclaim work that spins?)"
 log "reclaim passes over the idle devices in 11 s: $passes"
 # fix0 keeps the count over the limit: the work runs every 5 s, no more

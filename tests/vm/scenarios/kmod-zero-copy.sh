@@ -28,9 +28,7 @@
 [ -n "${TCMUD_KMOD:-}" ] || skip "run with --kmod DIR (patched modules)"
 load_target_stack
 [ -e "$TARGET/core" ] || mkdir -p "$TARGET/core"
-kmsg_mark="kmod-zero-copy $(date +%s%N)"
-echo "$kmsg_mark" > /dev/kmsg
-klog() { dmesg | sed -n "/$kmsg_mark/,\$p"; }
+mark_kmsg kmod-zero-copy
 
 # --- 1. the attribute and the mailbox -------------------------------------
 a=$TARGET/core/user_0/zattr
