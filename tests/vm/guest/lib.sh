@@ -101,16 +101,21 @@ create_user_backstore() {
 
 # enable_user_backstore DIR: a starting tcmu-runner holds block_netlink
 # while it takes over existing devices, and an enable then fails with
-# EAGAIN (seen once 1 s after its start, on a host at load 10): try for
-# up to 10 s, saying so on stderr.
+# EAGAIN (seen once 1 s after its start, on a host at load 10): that, and
+# only that, is tried again for up to 10 s, saying so on stderr. Any other
+# refusal (the handler said no) fails at once, with the kernel's message.
 enable_user_backstore() {
-	local try
-	for try in 1 2 3 4 5 6 7 8 9; do
-		echo 1 2>/dev/null > "$1/enable" && return 0
+	local try err
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		err=$({ echo 1 > "$1/enable"; } 2>&1) && return 0
+		case $err in
+		*"temporarily unavailable"*) ;;
+		*) echo "$err" >&2; return 1 ;;
+		esac
+		[ "$try" = 10 ] && { echo "$err" >&2; return 1; }
 		log "enable of ${1##*/} refused (block_netlink $(cat /sys/module/target_core_user/parameters/block_netlink 2>/dev/null)), try $try" >&2
 		sleep 1
 	done
-	echo 1 > "$1/enable"
 }
 
 # export_via_loop BACKSTORE_DIR -> prints /dev/sdX once it exists.
