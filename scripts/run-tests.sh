@@ -22,14 +22,21 @@ while [ $# -gt 0 ]; do
 	esac
 done
 passed=0 failed=0 skipped=0
+# What failed, by name, printed just before the last line: CI shows only the
+# tail of a long run, and the tail must say which test to look at.
+failures=()
+# failed_one NAME: counts one failure and remembers its name.
+failed_one() { failed=$((failed + 1)); failures+=("$1"); }
 finish() {
+	local f
+	for f in "${failures[@]}"; do echo "failed: $f"; done
 	echo "$skipped skipped"
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
 }
 
-scripts/install-deps.sh || { echo "dependency installation failed"; failed=1; finish; }
+scripts/install-deps.sh || { echo "dependency installation failed"; failed_one install-deps; finish; }
 
 # setup DIR [meson options...]: configure a build directory, or refresh it.
 setup() {
@@ -42,17 +49,18 @@ setup() {
 }
 # count DIR: one pass, skip or fail per test of DIR's last meson test run.
 count() {
-	local result
-	while read -r result; do
+	local result name
+	while read -r result name; do
 		case $result in
 		OK) passed=$((passed + 1)) ;;
 		SKIP) skipped=$((skipped + 1)) ;;
-		*) failed=$((failed + 1)) ;;
+		*) failed_one "$(basename "$1"):$name" ;;
 		esac
 	done < <(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
-    print(json.loads(line)["result"])' "$1/meson-logs/testlog.json")
+    t = json.loads(line)
+    print(t["result"], t["name"].replace(" ", "_"))' "$1/meson-logs/testlog.json")
 }
 # stage NAME: prints and remembers how long each added stage took.
 stage_start=$(date +%s)
@@ -64,7 +72,7 @@ stage() {
 }
 
 if ! { setup "$build" && ninja -C "$build"; }; then
-	echo "build failed"; failed=$((failed + 1)); finish
+	echo "build failed"; failed_one build; finish
 fi
 # The whole-tree checks (tests/lint) run here only, not again per sanitizer.
 meson test -C "$build" --suite unit --suite lint --print-errorlogs
@@ -80,7 +88,7 @@ if setup "$build-asan" -Db_sanitize=address,undefined && ninja -C "$build-asan";
 		meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
 	count "$build-asan"
 else
-	echo "ASan build failed"; failed=$((failed + 1))
+	echo "ASan build failed"; failed_one asan-build
 fi
 stage "ASan+UBSan build + unit tests"
 if setup "$build-tsan" -Db_sanitize=thread -Dvm_tests=false &&
@@ -89,7 +97,7 @@ if setup "$build-tsan" -Db_sanitize=thread -Dvm_tests=false &&
 		--timeout-multiplier 10 scsi core
 	count "$build-tsan"
 else
-	echo "TSan build failed"; failed=$((failed + 1))
+	echo "TSan build failed"; failed_one tsan-build
 fi
 stage "TSan build + scsi/core tests"
 
@@ -99,10 +107,10 @@ while IFS= read -r line; do
 	echo "$line"
 	case $line in
 	"fuzz-smoke "*": pass"*) passed=$((passed + 1)); smoke=$((smoke + 1)) ;;
-	"fuzz-smoke "*) failed=$((failed + 1)); smoke=$((smoke + 1)) ;;
+	"fuzz-smoke "*) failed_one "$(echo "$line" | cut -d' ' -f1-2 | tr -d :)"; smoke=$((smoke + 1)) ;;
 	esac
 done < <(scripts/fuzz.sh --smoke --time 15 --build "$build-fuzz" 2>&1)
-[ "$smoke" -gt 0 ] || { echo "fuzz smoke did not run"; failed=$((failed + 1)); }
+[ "$smoke" -gt 0 ] || { echo "fuzz smoke did not run"; failed_one fuzz-smoke; }
 stage "fuzz smoke"
 
 [ "$vm" = 1 ] || finish
@@ -124,13 +132,15 @@ run_vm_suite() {
 		skipped=$((skipped + ${#scenarios[@]}))
 		return 0
 	fi
-	local name verdict
+	local name verdict why
 	for name in "${scenarios[@]}"; do
 		verdict=$(awk -v n="$name" '$1 == n { print $2 }' "$out/verdict" 2>/dev/null)
 		case $verdict in
 		pass) passed=$((passed + 1)) ;;
 		skip) skipped=$((skipped + 1)) ;;
-		*) failed=$((failed + 1)) ;;
+		*)
+			why=$(grep -m1 -o 'FAIL:.*' "$out/$name.log" 2>/dev/null | cut -c1-120)
+			failed_one "$name${why:+ ($why)}" ;;
 		esac
 	done
 }
@@ -153,7 +163,7 @@ if grep -qv '^\s*\(#\|$\)' tests/vm/patched.list; then
 		run_vm_suite tests/vm/patched.list --kmod "$build/kmod"
 	else
 		echo "kmod build failed"
-		failed=$((failed + 1))
+		failed_one kmod-build
 	fi
 fi
 # The Debian packages (dpkg-buildpackage + lintian, counted once), then the
@@ -167,13 +177,13 @@ if scripts/build-debs.sh "$build/debs"; then
 	case $rc in
 	0) passed=$((passed + 1)) ;;
 	77) skipped=$((skipped + 1)) ;;
-	*) echo "kmod/dkms-check.sh failed"; failed=$((failed + 1)) ;;
+	*) echo "kmod/dkms-check.sh failed"; failed_one dkms-check ;;
 	esac
 	# apt and targetcli are minutes each under TCG on a loaded machine.
 	run_vm_suite tests/vm/systemd.list --systemd --timeout 900
 else
 	echo "package build failed"
-	failed=$((failed + 1))
+	failed_one build-debs
 fi
 # The debug kernel (lockdep, KASAN, might_sleep, list/object debug, UBSAN):
 # a cold build (scripts/debug-kernel.sh) does not fit CI's time, so its
@@ -184,11 +194,11 @@ if grep -qv '^\s*\(#\|$\)' tests/vm/debug.list; then
 		echo "debug kernel not cached: tests/vm/debug.list not run (scripts/debug-suite.sh builds it)"
 	elif kmod/build.sh --kernel debug "$build/kmod-debug"; then
 		# Each checker must still be on, and caught by the verdict.
-		if tests/vm/debug-selfcheck.sh --build "$build"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		if tests/vm/debug-selfcheck.sh --build "$build"; then passed=$((passed + 1)); else failed_one debug-selfcheck; fi
 		run_vm_suite tests/vm/debug.list --kernel debug --kmod "$build/kmod-debug"
 	else
 		echo "kmod build against the debug kernel failed"
-		failed=$((failed + 1))
+		failed_one kmod-debug-build
 	fi
 fi
 finish
