@@ -107,6 +107,7 @@ fio --name=busy --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
 	--rw=randrw --bs=4k --time_based --runtime=300 --output=/dev/null \
 	2>/tmp/busy.err & busy=$!
 fio_verify_loop "$dev1" 16M /tmp/disk1.stop & keep=$!
+mark_kmsg targetcli-file-delete
 sleep 2
 kill -0 $busy 2>/dev/null || fail "fio on disk0 ended before the delete"
 targetcli /backstores/user:file delete disk0
@@ -114,10 +115,21 @@ targetcli /backstores/user:file delete disk0
 wait $busy && fail "fio kept running on a deleted disk"
 errors=$(grep -o 'error on file [^:]*: [^:]*' /tmp/busy.err | sort | uniq -c | tr -s ' \n' ' ')
 log "fio on the deleted disk:$errors"
-# The disk going away, nothing else (an EIO would mean a command failed).
-if grep 'io_u error' /tmp/busy.err | grep -qv 'No such device\|No space left on device'; then
-	fail "fio saw other errors than ENODEV/ENOSPC: $errors"
+# The disk going away, nothing else. Its capacity drops to 0 first: a
+# write past the new end is ENOSPC, and a bio that raced the drop is
+# refused with EIO and "attempt to access beyond end of device ...
+# limit=0"; an EIO without such a line, or an "I/O error, dev" line,
+# would mean a command failed.
+if grep 'io_u error' /tmp/busy.err | grep -qv 'No such device\|No space left on device\|Input/output error'; then
+	fail "fio saw other errors than ENODEV/ENOSPC/EIO: $errors"
 fi
+sd=${dev#/dev/}
+eio=$(grep -c 'io_u error.*Input/output error' /tmp/busy.err || true)
+past_end=$(klog | grep -c "$sd: rw=.*limit=0" || true)
+# (those lines are rate-limited: at least one, not one per EIO)
+[ "$eio" = 0 ] || [ "$past_end" -gt 0 ] ||
+	fail "fio saw $eio EIO, and no bio was refused past the gone disk's end: $(klog | grep "$sd" | tail -n 5)"
+! klog | grep -q "I/O error, dev $sd," || fail "a command on $sd failed: $(klog | grep "I/O error, dev $sd," | head -n 3)"
 wait_listed disk0 name ""  # released: tcmud no longer serves it
 stats=$(grep "disk0: queue 0: stopped after" "$TCMUD_LOG" | tail -1)
 expect_match "$stats" "stopped after [1-9][0-9]* commands" "disk0's last queue stats"
