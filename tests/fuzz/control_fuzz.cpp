@@ -92,12 +92,15 @@ public:
 private:
 	static constexpr int max_depth = 32;
 
-	bool fail(const char *what)
+	FUZZ_ORACLE_HELPER bool fail(const char *what)
 	{
 		why = std::string(what) + " at byte " + std::to_string(at_);
 		return false;
 	}
-	int peek() const { return at_ < s_.size() ? static_cast<unsigned char>(s_[at_]) : -1; }
+	FUZZ_ORACLE_HELPER int peek() const
+	{
+		return at_ < s_.size() ? static_cast<unsigned char>(s_[at_]) : -1;
+	}
 	FUZZ_ORACLE_LOOP void space()
 	{
 		while (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')
