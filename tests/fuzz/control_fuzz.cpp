@@ -195,25 +195,32 @@ private:
 		default: return number();
 		}
 	}
+	// The items of an array or the members of an object, after the opening
+	// bracket: `item` reads one, then a ',' or `close` must follow.
+	template <typename Item> FUZZ_ORACLE_HELPER bool items(char close, Item item)
+	{
+		at_++;
+		space();
+		if (peek() == close)
+			return at_++, true;
+		for (;;) {
+			space();
+			if (!item())
+				return false;
+			space();
+			if (peek() == close)
+				return at_++, true;
+			if (peek() != ',')
+				return fail(close == ']' ? "no , or ] after an item"
+							 : "no , or } after a member");
+			at_++;
+		}
+	}
 	FUZZ_ORACLE_LOOP bool array(int depth)
 	{
 		if (depth > max_depth)
 			return fail("nesting too deep");
-		at_++;
-		space();
-		if (peek() == ']')
-			return at_++, true;
-		for (;;) {
-			space();
-			if (!value(depth, {}))
-				return false;
-			space();
-			if (peek() == ']')
-				return at_++, true;
-			if (peek() != ',')
-				return fail("no , or ] after an item");
-			at_++;
-		}
+		return items(']', [&]() FUZZ_ORACLE_HELPER { return value(depth, {}); });
 	}
 	FUZZ_ORACLE_LOOP bool object(int depth)
 	{
@@ -221,12 +228,7 @@ private:
 			return fail("not an object");
 		if (depth > max_depth)
 			return fail("nesting too deep");
-		at_++;
-		space();
-		if (peek() == '}')
-			return at_++, true;
-		for (;;) {
-			space();
+		return items('}', [&]() FUZZ_ORACLE_HELPER {
 			std::string_view key;
 			if (peek() != '"' || string(&key) < 0)
 				return why.empty() ? fail("no member name") : false;
@@ -235,15 +237,8 @@ private:
 				return fail("no : after a member name");
 			at_++;
 			space();
-			if (!value(depth, depth == 0 ? key : std::string_view()))
-				return false;
-			space();
-			if (peek() == '}')
-				return at_++, true;
-			if (peek() != ',')
-				return fail("no , or } after a member");
-			at_++;
-		}
+			return value(depth, depth == 0 ? key : std::string_view());
+		});
 	}
 
 	std::string_view s_;
