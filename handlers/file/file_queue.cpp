@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cinttypes>
 #include <climits>
+#include <new>
+#include <type_traits>
 
 #include "file/atomic_write_probe.h"
 #include "log/log.h"
@@ -25,8 +27,9 @@ constexpr uint64_t max_single_len = 1ull << 30;
 
 } // namespace
 
-// The per-request state a backstore needs beyond block_io; pooled, and its
-// address is the io_uring user_data.
+// The per-request state a backstore needs beyond block_io, built in the
+// request's own block_io::backstore_state; its address is the io_uring
+// user_data.
 struct file_queue::request final : io_completion {
 	file_queue *queue = nullptr;
 	block_io *io = nullptr;
@@ -64,10 +67,9 @@ file_queue::~file_queue()
 {
 	// The engine still holds pointers into this queue for anything in
 	// flight or parked; the owner must drain first. Say so loudly if not.
-	size_t busy = pool_.size() - free_.size();
-	if (busy > 0)
+	if (in_flight_ > 0)
 		log_error(log_prefix_, "file queue destroyed with %zu requests unfinished",
-			  busy);
+			  in_flight_);
 	if (fixed_index_ >= 0)
 		engine_.unregister_file(fixed_index_);
 }
@@ -80,27 +82,14 @@ void file_queue::set_result_filter(result_filter filter, void *ctx)
 
 file_queue::request *file_queue::acquire(block_io &io)
 {
-	if (free_.empty()) {
-		pool_.push_back(std::make_unique<request>());
-		pool_.back()->queue = this;
-		free_.push_back(pool_.back().get());
-	}
-	request *req = free_.back();
-	free_.pop_back();
+	static_assert(sizeof(request) <= sizeof(block_io::backstore_state) &&
+		      alignof(request) <= alignof(block_io) &&
+		      std::is_trivially_destructible_v<request>);
+	in_flight_++;
+	auto *req = ::new (static_cast<void *>(io.backstore_state)) request;
+	req->queue = this;
 	req->io = &io;
-	req->has_early_result = false;
-	req->early_result = 0;
-	req->syncing = false;
-	req->next_parked = nullptr;
-	req->iov_first = 0;
-	req->iov_before = 0;
 	return req;
-}
-
-void file_queue::release(request *req)
-{
-	req->io = nullptr;
-	free_.push_back(req);
 }
 
 int file_queue::validate(const block_io &io) const
@@ -364,8 +353,9 @@ void file_queue::restart_parked()
 void file_queue::complete(request *req, int64_t result)
 {
 	io_completion *done = req->io->done;
-	// Free the slot first: the callback may submit the next request.
-	release(req);
+	// Nothing of req after this: the callback may submit the same
+	// block_io again, which builds a new request over it.
+	in_flight_--;
 	done->io_done(result);
 }
 

@@ -13,8 +13,8 @@
 // A short read or write is resumed from block_io::progress until the
 // request is done or fails; a read that meets end of file first is -EIO.
 // If the io_uring has no free SQE a request is parked, in order, and restarted
-// after the engine's next reap: nothing is dropped. No allocation happens
-// per request once the pool has grown to the queue depth.
+// after the engine's next reap: nothing is dropped. Nothing is allocated
+// per request: its state lives in the caller's block_io.
 //
 // Lifetime: destroy a file_queue only when every submitted request has
 // completed; the engine holds pointers into it until then.
@@ -69,7 +69,6 @@ private:
 	};
 
 	request *acquire(block_io &io);
-	void release(request *req);
 	void start(request *req);
 	bool prepare(request *req, io_uring_sqe *sqe);
 	// Inline into submit() and start(): out of line it cost a call and
@@ -95,8 +94,7 @@ private:
 	backstore_caps caps_;
 	std::string log_prefix_;
 
-	std::vector<std::unique_ptr<request>> pool_;
-	std::vector<request *> free_;
+	size_t in_flight_ = 0; // submitted, io_done() not yet called
 	request *park_head_ = nullptr;
 	request *park_tail_ = nullptr;
 	size_t parked_count_ = 0;

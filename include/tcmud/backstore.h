@@ -85,6 +85,11 @@ struct block_io {
 
 	uint64_t progress = 0;
 	std::vector<iovec> scratch_iov;
+	// The backstore's own per-request state, from submit() until it calls
+	// done->io_done(): a backstore builds it here (placement new of a
+	// trivially destructible type that fits) rather than in a pool of its
+	// own, so a command is one object, not a command plus a request.
+	alignas(8) std::byte backstore_state[64];
 };
 
 struct backstore_caps {
