@@ -130,7 +130,7 @@ void uring_engine::drain_for_exit()
 			 in_flight_);
 }
 
-io_uring_sqe *uring_engine::next_sqe(uint64_t user_data)
+io_uring_sqe *uring_engine::next_sqe(uint64_t user_data, bool clear)
 {
 	io_uring_sqe *sqe = io_uring_get_sqe(&uring_);
 	if (!sqe) {
@@ -140,7 +140,8 @@ io_uring_sqe *uring_engine::next_sqe(uint64_t user_data)
 		if (!sqe)
 			return nullptr;
 	}
-	memset(sqe, 0, sizeof(*sqe));
+	if (clear)
+		memset(sqe, 0, sizeof(*sqe));
 	io_uring_sqe_set_data64(sqe, user_data);
 	in_flight_++;
 	return sqe;
@@ -149,6 +150,11 @@ io_uring_sqe *uring_engine::next_sqe(uint64_t user_data)
 io_uring_sqe *uring_engine::get_sqe(io_completion *done)
 {
 	return next_sqe(reinterpret_cast<uintptr_t>(done));
+}
+
+io_uring_sqe *uring_engine::get_sqe_uncleared(io_completion *done)
+{
+	return next_sqe(reinterpret_cast<uintptr_t>(done), false);
 }
 
 io_uring_sqe *uring_engine::get_sqe_for(cqe_completion *done)

@@ -76,6 +76,7 @@ public:
 	uring_engine &operator=(const uring_engine &) = delete;
 
 	io_uring_sqe *get_sqe(io_completion *done) override;
+	io_uring_sqe *get_sqe_uncleared(io_completion *done) override;
 	void wait_for_sqe(io_completion *waiter) override;
 	setup_result<int> register_file(int fd) override;
 	void unregister_file(int index) override;
@@ -132,7 +133,8 @@ private:
 	setup_result<void> setup(const uring_options &opts);
 	// Inline into get_sqe() and get_sqe_for(): every request takes an
 	// SQE, and out of line it was a call and a prologue more.
-	[[gnu::always_inline]] inline io_uring_sqe *next_sqe(uint64_t user_data);
+	[[gnu::always_inline]] inline io_uring_sqe *next_sqe(uint64_t user_data,
+							     bool clear = true);
 	int reap();
 	void dispatch(const io_uring_cqe &cqe);
 	void call_waiters();

@@ -139,7 +139,8 @@ void file_queue::submit(block_io &io)
 	}
 	// A read or write that passed validate(), nothing parked: straight to
 	// its SQE, without start()'s and prepare()'s look at the other ops.
-	io_uring_sqe *sqe = engine_.get_sqe(req);
+	// prepare_rw() writes every field of it.
+	io_uring_sqe *sqe = engine_.get_sqe_uncleared(req);
 	if (!sqe) {
 		park(req);
 		return;

@@ -51,6 +51,12 @@ public:
 	// Returns a cleared SQE whose user_data is already set to `done`, or
 	// nullptr if the submission queue is full even after flushing it.
 	virtual io_uring_sqe *get_sqe(io_completion *done) = 0;
+	// As get_sqe(), but the SQE is not cleared: only for a caller that
+	// fills it with one of liburing's prep helpers built on
+	// io_uring_prep_rw() (read, write, readv, writev, read_fixed,
+	// write_fixed), which sets every field but user_data. Saves clearing
+	// 64 bytes that are written again at once.
+	virtual io_uring_sqe *get_sqe_uncleared(io_completion *done) { return get_sqe(done); }
 
 	// For a caller that got nullptr from get_sqe() and must not drop its
 	// work: the engine calls waiter->io_done(0) once, on this queue's

@@ -113,6 +113,26 @@ struct gated_engine final : io_engine {
 		pending = last != nullptr;
 		return last;
 	}
+	// The real engine's uncleared SQE, filled with garbage but for its
+	// user_data: whatever the queue does not set itself then reaches the
+	// kernel as 0xa5 bytes (an unknown personality, ioprio, flags) and
+	// fails the I/O, or shows in the recorded SQEs.
+	io_uring_sqe *get_sqe_uncleared(io_completion *done) override
+	{
+		if (full) {
+			refused++;
+			return nullptr;
+		}
+		snapshot();
+		last = real.get_sqe_uncleared(done);
+		if (last) {
+			const uint64_t data = last->user_data;
+			std::memset(static_cast<void *>(last), 0xa5, sizeof(*last));
+			last->user_data = data;
+		}
+		pending = last != nullptr;
+		return last;
+	}
 	const std::vector<io_uring_sqe> &sequence()
 	{
 		snapshot();
