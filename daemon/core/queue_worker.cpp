@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 
 #include "log/log.h"
@@ -196,10 +195,6 @@ setup_result<void> queue_worker::setup_on_thread()
 	if (!ring)
 		return ring.error();
 	ring_.emplace(std::move(*ring));
-	// Experimental, for measurements only (docs/benchmarks.md): after a
-	// busy round, poll the ring this many microseconds before sleeping.
-	if (const char *us = std::getenv("TCMUD_RING_POLL_US"))
-		poll_ns_ = std::strtoull(us, nullptr, 10) * 1000;
 
 	uring_options opts;
 	opts.entries = params_.uring_entries;
@@ -268,9 +263,8 @@ void queue_worker::serve()
 	// Commands may have been queued before we started watching.
 	drain_ring();
 	flush_completions();
-	unsigned min_complete = 1;
 	while (!stopping_.load(std::memory_order_acquire)) {
-		int rc = engine_->run_once(min_complete);
+		int rc = engine_->run_once(1);
 		if (rc < 0) {
 			log_error(params_.log_prefix, "queue %u: io_uring failed: %s",
 				  params_.queue_index, strerror(-rc));
@@ -284,8 +278,6 @@ void queue_worker::serve()
 		if (drain_again_)
 			drain_ring();
 		flush_completions();
-		// After a round that had work, poll before sleeping, if asked to.
-		min_complete = poll_ns_ && rc > 0 && poll_for_work() ? 0 : 1;
 	}
 	drain_in_flight();
 }
@@ -556,26 +548,6 @@ void queue_worker::command_finished(slot &s)
 	s.in_flight = false;
 	free_slots_.push_back(&s);
 	--busy_;
-}
-
-// Spins for up to poll_ns_ until the ring has new entries (taken at once)
-// or the io_uring has work; true if either came. The kernel still rings the
-// doorbell for entries taken this way; the doorbell then finds them gone.
-bool queue_worker::poll_for_work()
-{
-	const uint64_t until = monotonic_ns() + poll_ns_;
-	do {
-		if (engine_->work_ready())
-			return true;
-		if (ring_->entries_waiting()) {
-			drain_ring();
-			return true;
-		}
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} while (monotonic_ns() < until && !stopping_.load(std::memory_order_relaxed));
-	return false;
 }
 
 void queue_worker::flush_completions()

@@ -123,7 +123,6 @@ private:
 	// here, and out of line it was a call more per command.
 	[[gnu::always_inline]] inline void command_finished(slot &s);
 	void flush_completions();
-	bool poll_for_work();
 	void record_latencies();
 	void ack_doorbell();
 	int wake_fd() const;
@@ -156,7 +155,6 @@ private:
 	// The last drain_ring() left entries for want of a slot, or the ring
 	// is broken: drain again after completions (serve()).
 	bool drain_again_ = false;
-	uint64_t poll_ns_ = 0; // TCMUD_RING_POLL_US: 0, sleep at once
 	// cmd_id -> its slot, for commands of the ring's current generation
 	// (TMR lookups). Cleared when the ring is reset.
 	std::vector<slot *> by_id_;

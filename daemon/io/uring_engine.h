@@ -97,15 +97,6 @@ public:
 	// completion and calls the waiters. Returns the number of completions
 	// dispatched, or -errno if the io_uring itself failed.
 	int run_once(unsigned min_complete, const __kernel_timespec *timeout = nullptr);
-	// Whether run_once(0) would have something to do: SQEs to submit, CQEs
-	// ready, or completion work the kernel deferred to our next enter
-	// (IORING_SQ_TASKRUN, with DEFER_TASKRUN or COOP_TASKRUN). Cheap: for a
-	// worker that polls between rounds.
-	bool work_ready() const
-	{
-		return io_uring_sq_ready(&uring_) != 0 || io_uring_cq_ready(&uring_) != 0 ||
-		       (IO_URING_READ_ONCE(*uring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
-	}
 	// run_once(1) until request_stop(); returns 0 or the first io_uring error.
 	int run();
 	// Pushes pending SQEs to the kernel without waiting.

@@ -144,10 +144,6 @@ public:
 	size_t in_flight() const { return copies_.in_flight(); }
 	// max_in_flight commands are out: next() leaves entries in the ring.
 	bool full() const { return copies_.full(); }
-	// Whether the kernel has published entries that next() has not taken:
-	// one acquire load of cmd_head, for a worker polling the ring rather
-	// than waiting for its doorbell. next() still checks what it finds.
-	bool entries_waiting() const { return !broken_ && load_cmd_head(map_) != head_seen_; }
 	bool broken() const { return broken_; }
 	const ring_geometry &geometry() const { return geometry_; }
 
