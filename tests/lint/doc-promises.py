@@ -57,8 +57,9 @@ FOREIGN_OPTIONS = {
 }
 # Paths the docs name outside this tree (the kernel's).
 FOREIGN_PATHS = {"scripts/get_maintainer.pl", "scripts/checkpatch.pl"}
-# Variables the docs name as history (an earlier spelling).
-OLD_VARIABLES = {"BENCH_INSN_SKIP"}
+# Variables the docs name as history (an earlier spelling, or a trial's
+# knob that was measured and taken out again).
+OLD_VARIABLES = {"BENCH_INSN_SKIP", "TCMUD_RING_POLL_US"}
 CONFIG_DOCS_KEYS = ("log_level", "log_dir", "max_in_flight", "uring_entries",
                     "max_transfer_kb", "queue_cpus", "dbus", "control_socket")
 
