@@ -102,30 +102,24 @@ struct gated_engine final : io_engine {
 	std::vector<io_uring_sqe> recorded;
 
 	explicit gated_engine(uring_engine &engine) : real(engine) {}
-	io_uring_sqe *get_sqe(io_completion *done) override
-	{
-		if (full) {
-			refused++;
-			return nullptr;
-		}
-		snapshot();
-		last = real.get_sqe(done);
-		pending = last != nullptr;
-		return last;
-	}
+	io_uring_sqe *get_sqe(io_completion *done) override { return hand_out(done, false); }
 	// The real engine's uncleared SQE, filled with garbage but for its
 	// user_data: whatever the queue does not set itself then reaches the
 	// kernel as 0xa5 bytes (an unknown personality, ioprio, flags) and
 	// fails the I/O, or shows in the recorded SQEs.
 	io_uring_sqe *get_sqe_uncleared(io_completion *done) override
 	{
+		return hand_out(done, true);
+	}
+	io_uring_sqe *hand_out(io_completion *done, bool uncleared)
+	{
 		if (full) {
 			refused++;
 			return nullptr;
 		}
 		snapshot();
-		last = real.get_sqe_uncleared(done);
-		if (last) {
+		last = uncleared ? real.get_sqe_uncleared(done) : real.get_sqe(done);
+		if (last && uncleared) {
 			const uint64_t data = last->user_data;
 			std::memset(static_cast<void *>(last), 0xa5, sizeof(*last));
 			last->user_data = data;
