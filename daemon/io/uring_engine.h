@@ -76,7 +76,6 @@ public:
 	uring_engine &operator=(const uring_engine &) = delete;
 
 	io_uring_sqe *get_sqe(io_completion *done) override;
-	io_uring_sqe *get_sqe_uncleared(io_completion *done) override;
 	void wait_for_sqe(io_completion *waiter) override;
 	setup_result<int> register_file(int fd) override;
 	void unregister_file(int index) override;
@@ -128,6 +127,9 @@ public:
 	// the engine's own wake-channel read (always one) included.
 	unsigned in_flight() const { return in_flight_; }
 
+protected:
+	io_uring_sqe *get_sqe_uncleared_slow(io_completion *done) override;
+
 private:
 	uring_engine() = default;
 	setup_result<void> setup(const uring_options &opts);
@@ -143,6 +145,7 @@ private:
 
 	io_uring uring_{};
 	bool uring_ready_ = false;
+	bool under_valgrind_ = false; // asked once: see run_once()
 	unsigned in_flight_ = 0;
 	std::vector<io_completion *> waiters_;
 	std::vector<io_completion *> waiters_running_;

@@ -107,7 +107,7 @@ struct gated_engine final : io_engine {
 	// user_data: whatever the queue does not set itself then reaches the
 	// kernel as 0xa5 bytes (an unknown personality, ioprio, flags) and
 	// fails the I/O, or shows in the recorded SQEs.
-	io_uring_sqe *get_sqe_uncleared(io_completion *done) override
+	io_uring_sqe *get_sqe_uncleared_slow(io_completion *done) override
 	{
 		return hand_out(done, true);
 	}
