@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -34,6 +35,7 @@ struct queue_worker::slot final : scsi::command_owner {
 	uint16_t cmd_id = 0;
 	uint32_t generation = 0; // the ring's, when the command was taken
 	uint64_t fetched_ns = 0;
+	slot *next_free = nullptr; // in queue_worker::free_slots_
 	bool in_flight = false;
 	bool aborted = false; // a TMR named it; it is still answered once
 	// Left behind by a stop that gave up (abandon()): the worker is gone.
@@ -209,13 +211,12 @@ setup_result<void> queue_worker::setup_on_thread()
 		return setup_error{EIO, "the backstore could not open a queue"};
 
 	size_t n = params_.ring.max_in_flight;
-	by_id_.assign(size_t(UINT16_MAX) + 1, nullptr);
 	slots_ = std::make_unique<slot[]>(n);
-	free_slots_.reserve(n);
 	unpublished_.reserve(n);
 	for (size_t i = n; i-- > 0;) {
 		slots_[i].worker = this;
-		free_slots_.push_back(&slots_[i]);
+		slots_[i].next_free = free_slots_;
+		free_slots_ = &slots_[i];
 	}
 
 	{
@@ -375,7 +376,7 @@ void queue_worker::drain_ring()
 	uint64_t fetched_ns = 0; // read once per batch, when it has a command
 	do {
 		sync_ring();
-		while (!free_slots_.empty()) {
+		while (free_slots_) {
 			auto ev = ring_->next();
 			if (!ev)
 				break;
@@ -393,7 +394,7 @@ void queue_worker::drain_ring()
 	// Entries may wait in the ring for a free slot, or the ring for its
 	// last answers before a reset: the loop drains again after the next
 	// completions (serve()).
-	drain_again_ = free_slots_.empty() || ring_->full() || ring_->broken();
+	drain_again_ = !free_slots_ || ring_->full() || ring_->broken();
 }
 
 // An administrator's action/reset_ring (or another queue's recovery on the
@@ -409,7 +410,6 @@ void queue_worker::sync_ring()
 
 void queue_worker::ring_was_reset()
 {
-	std::fill(by_id_.begin(), by_id_.end(), nullptr);
 	stats_.ring_reset_seen();
 	log_warn(params_.log_prefix, "queue %u: the kernel reset the ring (action/reset_ring): "
 		 "%zu commands in flight here were failed by it, their results will be dropped; "
@@ -441,7 +441,6 @@ bool queue_worker::recover_broken_ring()
 		recovery_given_up_ = true;
 		return false;
 	}
-	std::fill(by_id_.begin(), by_id_.end(), nullptr);
 	stats_.ring_recovered();
 	log_warn(params_.log_prefix, "queue %u: broken ring reset (commands left in it were "
 		 "answered BUSY and are retried by the initiator); serving again",
@@ -459,13 +458,21 @@ bool queue_worker::recover_broken_ring()
 // target core discards the status of an aborted command. An id that is not
 // in flight here was answered already (the response may be unpublished) and
 // needs nothing.
+//
+// The slots are searched, not indexed by cmd_id: a TMR is rare, and an index
+// kept per command cost a store at each end of every command and 512 KiB
+// per queue. Only commands of the ring's current generation count: an older
+// one's cmd_id may name a new command.
 void queue_worker::task_management(const ring_tmr &tmr)
 {
+	std::vector<uint16_t> ids(tmr.cmd_ids.begin(), tmr.cmd_ids.end());
+	std::sort(ids.begin(), ids.end());
 	size_t found = 0;
-	for (uint16_t id : tmr.cmd_ids) {
-		slot *s = by_id_[id];
-		if (s && s->in_flight && !s->aborted) {
-			s->aborted = true;
+	for (size_t i = 0; i < params_.ring.max_in_flight; ++i) {
+		slot &s = slots_[i];
+		if (s.in_flight && !s.aborted && s.generation == ring_->generation() &&
+		    std::binary_search(ids.begin(), ids.end(), s.cmd_id)) {
+			s.aborted = true;
 			++found;
 		}
 	}
@@ -478,13 +485,12 @@ void queue_worker::task_management(const ring_tmr &tmr)
 
 void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 {
-	slot *s = free_slots_.back();
-	free_slots_.pop_back();
+	slot *s = free_slots_;
+	free_slots_ = s->next_free;
 	++busy_;
 	stats_.command_started(busy_);
 	s->cmd_id = rc.cmd_id;
 	s->generation = ring_->generation();
-	by_id_[rc.cmd_id] = s;
 	s->fetched_ns = fetched_ns;
 	s->in_flight = true;
 	s->aborted = false;
@@ -518,7 +524,7 @@ void queue_worker::command_finished(slot &s)
 	uint64_t read_len = c.read_len();
 	bool good = c.status() == scsi::SAM_STAT_GOOD;
 	stats_.command_done(busy_ - 1, good, read_len, c.written_bytes());
-	if (c.status() == scsi::SAM_STAT_CHECK_CONDITION)
+	if (!good && c.status() == scsi::SAM_STAT_CHECK_CONDITION)
 		if (int key = scsi::sense_key_of(c.sense()); key >= 0)
 			stats_.check_condition(uint8_t(key));
 	// Before writing into the ring: a reset since would make us write over
@@ -536,7 +542,6 @@ void queue_worker::command_finished(slot &s)
 		else
 			ring_->complete(s.cmd_id, c.status(), c.sense(), len);
 		completions_pending_ = true;
-		by_id_[s.cmd_id] = nullptr;
 	} else {
 		stats_.stale_result();
 		log_debug(params_.log_prefix, "queue %u: cmd_id %u finished after a ring reset: "
@@ -546,7 +551,8 @@ void queue_worker::command_finished(slot &s)
 		log_debug(params_.log_prefix, "queue %u: aborted cmd_id %u answered", params_.queue_index,
 			  s.cmd_id);
 	s.in_flight = false;
-	free_slots_.push_back(&s);
+	s.next_free = free_slots_;
+	free_slots_ = &s;
 	--busy_;
 }
 

@@ -147,7 +147,7 @@ private:
 	std::optional<command_ring> ring_;
 	std::unique_ptr<backstore_queue> backstore_queue_;
 	std::unique_ptr<slot[]> slots_;
-	std::vector<slot *> free_slots_;
+	slot *free_slots_ = nullptr; // a stack, linked through slot::next_free
 	std::unique_ptr<doorbell> doorbell_;
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
@@ -155,9 +155,6 @@ private:
 	// The last drain_ring() left entries for want of a slot, or the ring
 	// is broken: drain again after completions (serve()).
 	bool drain_again_ = false;
-	// cmd_id -> its slot, for commands of the ring's current generation
-	// (TMR lookups). Cleared when the ring is reset.
-	std::vector<slot *> by_id_;
 	bool recovery_given_up_ = false;
 	bool abandoned_ = false;
 	// When the completed but unpublished commands were fetched, as runs of
