@@ -54,10 +54,6 @@ bool under_valgrind()
 #endif
 }
 
-// Completions are copied out in chunks and the CQ advanced before any is
-// dispatched, so completions that submit more work find the CQ space free.
-constexpr unsigned reap_chunk = 32;
-
 } // namespace
 
 setup_result<std::unique_ptr<uring_engine>> uring_engine::create(const uring_options &opts)
@@ -226,47 +222,51 @@ int uring_engine::run()
 	return 0;
 }
 
+// Each CQE is read into registers and its slot handed back to the kernel
+// (the head advanced) before it is dispatched, so completions that submit
+// more work find the CQ space free; no copy of the CQEs is kept. One
+// acquire load of the tail per pass, not one per CQE as
+// io_uring_for_each_cqe does: it orders every CQE read below it.
 int uring_engine::reap()
 {
 	int total = 0;
+	unsigned *khead = uring_.cq.khead;
+	const unsigned mask = uring_.cq.ring_mask, shift = io_uring_cqe_shift(&uring_);
 	for (;;) {
-		io_uring_cqe batch[reap_chunk];
-		// One acquire load of the tail per chunk, not one per CQE as
-		// io_uring_for_each_cqe does: it orders every CQE read below.
-		unsigned head = *uring_.cq.khead;
-		unsigned ready = io_uring_smp_load_acquire(uring_.cq.ktail) - head;
-		if (ready == 0)
+		unsigned head = *khead;
+		const unsigned tail = io_uring_smp_load_acquire(uring_.cq.ktail);
+		if (head == tail)
 			return total;
-		unsigned n = ready < reap_chunk ? ready : reap_chunk;
-		unsigned mask = uring_.cq.ring_mask, shift = io_uring_cqe_shift(&uring_);
-		for (unsigned i = 0; i < n; i++)
-			batch[i] = uring_.cq.cqes[((head + i) & mask) << shift];
-		io_uring_cq_advance(&uring_, n);
-		for (unsigned i = 0; i < n; i++)
-			dispatch(batch[i]);
-		total += static_cast<int>(n);
+		do {
+			const io_uring_cqe &cqe = uring_.cq.cqes[(head & mask) << shift];
+			const uint64_t data = cqe.user_data;
+			const int32_t res = cqe.res;
+			const uint32_t flags = cqe.flags;
+			io_uring_smp_store_release(khead, ++head);
+			dispatch(data, res, flags);
+			total++;
+		} while (head != tail);
 	}
 }
 
-void uring_engine::dispatch(const io_uring_cqe &cqe)
+void uring_engine::dispatch(uint64_t data, int32_t res, uint32_t flags)
 {
-	uint64_t data = cqe.user_data;
 	// A request's own io_completion (bit 0 clear, not 0), nearly every
 	// CQE, is told apart with two tests before the rarer kinds.
 	if (!(data & internal_tag) && data != 0) [[likely]] {
-		if (!(cqe.flags & IORING_CQE_F_MORE) && in_flight_ > 0)
+		if (!(flags & IORING_CQE_F_MORE) && in_flight_ > 0)
 			in_flight_--;
-		reinterpret_cast<io_completion *>(data)->io_done(cqe.res);
+		reinterpret_cast<io_completion *>(data)->io_done(res);
 		return;
 	}
 	if (data == LIBURING_UDATA_TIMEOUT)
 		return; // liburing's own wait timeout on kernels without EXT_ARG
-	if (!(cqe.flags & IORING_CQE_F_MORE) && in_flight_ > 0)
+	if (!(flags & IORING_CQE_F_MORE) && in_flight_ > 0)
 		in_flight_--;
 	if (data == 0)
 		return; // fire-and-forget (cancellations)
 	auto *done = reinterpret_cast<cqe_completion *>(data & ~internal_tag);
-	done->on_cqe(cqe.res, cqe.flags);
+	done->on_cqe(res, flags);
 }
 
 void uring_engine::call_waiters()

@@ -138,7 +138,7 @@ private:
 	[[gnu::always_inline]] inline io_uring_sqe *next_sqe(uint64_t user_data,
 							     bool clear = true);
 	int reap();
-	void dispatch(const io_uring_cqe &cqe);
+	void dispatch(uint64_t data, int32_t res, uint32_t flags);
 	void call_waiters();
 	void collect_finished_watches();
 	void drain_for_exit();
