@@ -106,7 +106,8 @@ bool read_fused_done(command &cmd, int64_t result)
 	// round again, under the lock (the fallback does that).
 	if (!whole(cmd, result) || !cmd.lu().atomic_writes().read_valid(cmd.work().cursor))
 		return false;
-	cmd.finish_good(cmd.work().blocks * cmd.lu().block_size());
+	// The fused path set io().length to the whole transfer.
+	cmd.finish_good(cmd.io().length);
 	return true;
 }
 
