@@ -32,10 +32,7 @@ std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_g
 					  uint64_t array_off, uint64_t total,
 					  entry_copy &copy)
 {
-	// Grows only (see entry_copies::acquire); entries past total are stale.
-	if (copy.iovs.size() < total)
-		copy.iovs.resize(total);
-	for (uint64_t i = 0; i < total; i++) {
+	auto one = [&](uint64_t i, iovec *out) -> std::optional<malformed_reason> {
 		uint64_t base = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE);
 		uint64_t len = read_at<uint64_t>(map, array_off + i * TCMUD_IOVEC_SIZE + 8);
 		if (base + len < base)
@@ -44,8 +41,20 @@ std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_g
 		// must lie wholly in the data area, never in the mailbox or ring.
 		if (base < g.data_off || base > map.size() || len > map.size() - base)
 			return malformed_reason::iov_outside_data_area;
-		copy.iovs[i] = iovec{map.data() + base, size_t(len)};
-	}
+		*out = iovec{map.data() + base, size_t(len)};
+		return std::nullopt;
+	};
+	// One vector, the usual case (the kernel gives one per run of
+	// contiguous data blocks): no loop, once the copy's vector has room
+	// for one (it only grows: after the first command that used it).
+	if (total == 1 && !copy.iovs.empty()) [[likely]]
+		return one(0, copy.iovs.data());
+	// Grows only (see entry_copies::acquire); entries past total are stale.
+	if (copy.iovs.size() < total)
+		copy.iovs.resize(total);
+	for (uint64_t i = 0; i < total; i++)
+		if (auto r = one(i, &copy.iovs[i]))
+			return r;
 	return std::nullopt;
 }
 
