@@ -108,6 +108,31 @@ TEST_CASE("get_sqe flushes a full submission queue instead of failing", "[io]")
 		CHECK(d.calls() == 1);
 }
 
+TEST_CASE("get_sqe_uncleared's inline path shares the SQ with get_sqe and flushes it when full",
+	  "[io]")
+{
+	uring_options opts;
+	opts.entries = 8;
+	auto engine = make_engine(opts);
+	io_engine &as_backstore_sees_it = *engine;
+	const unsigned idle = engine->in_flight();
+	std::vector<recording_completion> done(50);
+	for (size_t i = 0; i < done.size(); i++) {
+		// Alternating, so both kinds take slots after the other's; 50 > 8
+		// takes the inline path to a full SQ and over to the flush.
+		io_uring_sqe *sqe = i % 3 ? as_backstore_sees_it.get_sqe_uncleared(&done[i])
+					  : engine->get_sqe(&done[i]);
+		REQUIRE(sqe);
+		CHECK(sqe->user_data == reinterpret_cast<uintptr_t>(&done[i]));
+		io_uring_prep_nop(sqe); // every field but user_data
+		CHECK(engine->in_flight() == idle + i + 1);
+	}
+	while (engine->in_flight() > idle)
+		REQUIRE(engine->run_once(1) >= 0);
+	for (auto &d : done)
+		CHECK(d.results == std::vector<int64_t>{0});
+}
+
 TEST_CASE("work submitted from inside a completion completes in a later round", "[io]")
 {
 	auto engine = make_engine();
