@@ -164,7 +164,15 @@ def first_member(f, header, blocks, i):
             break
         head += chunk
     for off in range(0, len(head) - 511, 512):
-        if is_header(bytes(head[off:off + 512])):
+        record = bytes(head[off:off + 512])
+        # A name field with no NUL is the cut-off name of a long one: GNU
+        # tar put the whole name in a ././@LongLink entry just before,
+        # which may lie in the previous block. Read from here, the member
+        # would come out under its cut name and never match: the next
+        # header of the block names it instead.
+        if b'\0' not in record[:100]:
+            continue
+        if is_header(record):
             try:
                 with tarfile.open(fileobj=Blocks(f, header, blocks, i, off), mode='r|') as t:
                     m = t.next()
