@@ -201,8 +201,37 @@ insn_null() {
 }
 
 # insn_run LABEL DEV: every workload, every repetition, interleaved
-# (workload inside repetition) so drift shows as spread.
+# (workload inside repetition) so drift shows as spread; with
+# BENCH_INSN_AFFINITY, once per value (below).
 insn_run() {
+	local v param
+	if [ -z "$affinity" ] || [[ $2 != /dev/sd* ]]; then
+		insn_run_once "$@"
+		return
+	fi
+	# Only one loopback WWN exists at a time (every row removes its own).
+	param=$(echo "$TARGET"/loopback/naa.*/param/cmd_completion_affinity)
+	[ -f "$param" ] || fail "$1: no cmd_completion_affinity under $TARGET/loopback"
+	for v in $affinity; do
+		echo "$v" > "$param"
+		insn_run_once "$(affinity_label "$1" "$v")" "$2"
+	done
+	echo -1 > "$param"
+}
+
+# BENCH_INSN_AFFINITY (default empty: the fabric's default, -1): values for
+# the tcm_loop WWN's param/cmd_completion_affinity, each row counted once per
+# value. -1 completes a command on the CPU that submitted it (the target
+# core's default: from the daemon's CPU that wakes a worker on fio's); -2 on
+# the CPU that completes it (a user backstore: the daemon's); N on CPU N.
+# Rows with a value other than -1 are labelled LABEL-ca<value>.
+affinity=${BENCH_INSN_AFFINITY:-}
+for v in $affinity; do
+	[[ $v =~ ^(-1|-2|[0-9]+)$ ]] || fail "BENCH_INSN_AFFINITY: -1, -2 or a CPU, not $v"
+done
+affinity_label() { if [ "$2" = -1 ]; then echo "$1"; else echo "$1-ca$2"; fi; }
+
+insn_run_once() {
 	local rep workload
 	# Every file row starts alike: nothing dirty for the flusher to write
 	# during a counted run, and the whole file in the page cache again (an
@@ -250,6 +279,7 @@ fi
 	echo "profile=$([ "$TCMUD_INSN" = 2 ] && echo on || echo off)"
 	echo "medium=${BENCH_MEDIUM:-loop}"
 	echo "tcmud_direct=$tcmud_direct"
+	echo "affinity=${affinity:--1}"
 } > "$out/meta.env"
 
 for rep in $(seq "$reps"); do insn_null "$rep"; done
