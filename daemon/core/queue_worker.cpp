@@ -72,13 +72,20 @@ public:
 				  retry ? "watching again"
 					: "giving up, no doorbell: the queue stops serving");
 			if (retry)
-				w_.engine_->watch_readable(w_.wake_fd(), this);
+				w_.doorbell_watch_ = w_.engine_->watch_readable(w_.wake_fd(), this);
 			else
 				w_.stopping_.store(true, std::memory_order_release);
 			return;
 		}
 		failures_ = 0;
-		w_.ack_doorbell();
+		// Each uio notification wakes the multishot poll, which then
+		// finds the fd readable (uio's count differs from the one this
+		// fd last read) and posts a CQE, read or not: the read() that
+		// would consume the count is a syscall per round saved. Only a
+		// one-shot watch (a kernel before 5.13) must consume it, or it
+		// would complete again at once on re-arm.
+		if (!w_.engine_->watch_edge_triggered(w_.doorbell_watch_)) [[unlikely]]
+			w_.ack_doorbell();
 		w_.drain_ring();
 	}
 
@@ -226,7 +233,7 @@ setup_result<void> queue_worker::setup_on_thread()
 	doorbell_ = std::make_unique<doorbell>(*this);
 	waker_ = std::make_unique<waker>(*this);
 	engine_->set_wake_completion(waker_.get());
-	engine_->watch_readable(wake_fd(), doorbell_.get());
+	doorbell_watch_ = engine_->watch_readable(wake_fd(), doorbell_.get());
 	return {};
 }
 

@@ -149,6 +149,7 @@ private:
 	std::unique_ptr<slot[]> slots_;
 	slot *free_slots_ = nullptr; // a stack, linked through slot::next_free
 	std::unique_ptr<doorbell> doorbell_;
+	int doorbell_watch_ = -1; // engine_'s id for the uio fd's watch
 	std::unique_ptr<waker> waker_;
 	size_t busy_ = 0;
 	bool completions_pending_ = false;

@@ -22,6 +22,11 @@ public:
 	void cancel();
 	// Cancelled and nothing of it is left in the io_uring: safe to free.
 	bool finished() const { return !target_ && !armed_ && !waiting_for_sqe_; }
+	// A multishot poll (without IORING_POLL_ADD_LEVEL) posts a CQE for each
+	// wake-up of the fd's wait queue that finds it readable, so the target
+	// need not consume what made it readable. A one-shot poll, re-armed
+	// after each CQE, would complete again at once on a still-readable fd.
+	bool edge_triggered() const { return multishot_; }
 
 	void on_cqe(int32_t result, uint32_t flags) override;
 

@@ -109,6 +109,13 @@ public:
 	// After unwatch() the target is never called again.
 	int watch_readable(int fd, io_completion *target);
 	void unwatch(int watch_id);
+	// True while the watch reports wake-ups rather than a readable state
+	// (fd_watch::edge_triggered): its target may leave the fd readable.
+	bool watch_edge_triggered(int watch_id) const
+	{
+		return static_cast<size_t>(watch_id) < watches_.size() && watches_[watch_id] &&
+		       watches_[watch_id]->edge_triggered();
+	}
 
 	// done->io_done(count) runs on the owning thread after wake().
 	void set_wake_completion(io_completion *done);

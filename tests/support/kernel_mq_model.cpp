@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "kernel_mq_model.h"
+#include "uio_standin.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -68,7 +69,7 @@ kernel_mq_model::submit(unsigned cpu, std::span<const uint8_t> cdb,
 void kernel_mq_model::notify(unsigned q)
 {
 	uint32_t count = ++events_[q];
-	if (write(uio_[q].kernel, &count, sizeof(count)) != sizeof(count))
+	if (!raise_uio_interrupt(uio_[q].worker, uio_[q].kernel, count))
 		throw std::runtime_error("uio notify");
 }
 

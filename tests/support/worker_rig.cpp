@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "core/handler_registry.h"
+#include "uio_standin.h"
 
 namespace tcmud::test {
 
@@ -87,8 +88,7 @@ single_queue_rig::~single_queue_rig()
 
 void single_queue_rig::interrupt()
 {
-	uint32_t one = 1;
-	REQUIRE(write(sv[1], &one, sizeof(one)) == sizeof(one));
+	REQUIRE(raise_uio_interrupt(sv[0], sv[1], 1));
 }
 
 size_t single_queue_rig::collect(size_t want)
