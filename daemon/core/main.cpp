@@ -30,6 +30,7 @@
 #include "core/worker_watchdog.h"
 #include "dbus/dbus_service.h"
 #include "log/log.h"
+#include "stats/latency_clock.h"
 #include "netlink/tcmu_netlink.h"
 #include "tcmud/defaults.h"
 #include "tcmud/setup_result.h"
@@ -414,6 +415,13 @@ int serve(const options &o, settings s)
 		return 1;
 	}
 	unique_fd sfd = std::move(*signals);
+	latency_clock::calibrate();
+	if (latency_clock::uses_tsc())
+		log_info("", "command latencies: timed with the TSC, the kernel's clocksource "
+			 "(%.3f ticks per ns)", latency_clock::ticks_per_ns());
+	else
+		log_info("", "command latencies: timed with CLOCK_MONOTONIC (the kernel's "
+			 "clocksource is not the TSC)");
 	device_registry devices(device_roots{}, s.device);
 	services sv;
 	size_t n = open_netlink_and_scan(devices, sv);

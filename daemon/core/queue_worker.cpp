@@ -13,19 +13,10 @@
 
 #include "log/log.h"
 #include "scsi/sense_builder.h"
+#include "stats/latency_clock.h"
 #include "tcmud/scsi_limits.h"
 
 namespace tcmud {
-namespace {
-
-uint64_t monotonic_ns()
-{
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
-} // namespace
 
 // A command slot: the SCSI layer's reusable command object plus the ring's
 // id for it. Each slot is its own command_owner, so a completion finds its
@@ -34,7 +25,7 @@ struct queue_worker::slot final : scsi::command_owner {
 	queue_worker *worker = nullptr;
 	uint16_t cmd_id = 0;
 	uint32_t generation = 0; // the ring's, when the command was taken
-	uint64_t fetched_ns = 0;
+	uint64_t fetched_at = 0; // latency_clock ticks
 	slot *next_free = nullptr; // in queue_worker::free_slots_
 	bool in_flight = false;
 	bool aborted = false; // a TMR named it; it is still answered once
@@ -114,6 +105,7 @@ queue_worker::~queue_worker()
 
 setup_result<void> queue_worker::start()
 {
+	latency_clock::calibrate();
 	thread_ = std::thread([this] { thread_main(); });
 	std::unique_lock lock(setup_mutex_);
 	setup_cv_.wait(lock, [this] { return setup_finished_; });
@@ -380,7 +372,7 @@ void queue_worker::drain_ring()
 {
 	if (stopping_.load(std::memory_order_relaxed))
 		return;
-	uint64_t fetched_ns = 0; // read once per batch, when it has a command
+	uint64_t fetched_at = 0; // latency_clock ticks, read once per batch with a command
 	do {
 		sync_ring();
 		while (free_slots_) {
@@ -388,9 +380,9 @@ void queue_worker::drain_ring()
 			if (!ev)
 				break;
 			if (auto *rc = std::get_if<ring_command>(&*ev)) {
-				if (!fetched_ns)
-					fetched_ns = monotonic_ns();
-				dispatch(*rc, fetched_ns);
+				if (!fetched_at)
+					fetched_at = latency_clock::now();
+				dispatch(*rc, fetched_at);
 			}
 			else if (auto *bad = std::get_if<ring_malformed>(&*ev))
 				refuse(*bad);
@@ -490,7 +482,7 @@ void queue_worker::task_management(const ring_tmr &tmr)
 		 static_cast<int>(name.size()), name.data(), found, tmr.cmd_ids.size());
 }
 
-void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
+void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_at)
 {
 	slot *s = free_slots_;
 	free_slots_ = s->next_free;
@@ -498,7 +490,7 @@ void queue_worker::dispatch(const ring_command &rc, uint64_t fetched_ns)
 	stats_.command_started(busy_);
 	s->cmd_id = rc.cmd_id;
 	s->generation = ring_->generation();
-	s->fetched_ns = fetched_ns;
+	s->fetched_at = fetched_at;
 	s->in_flight = true;
 	s->aborted = false;
 	s->cmd.reset(rc.cdb, rc.data_iovs(), s);
@@ -539,10 +531,10 @@ void queue_worker::command_finished(slot &s)
 	if (ring_->sync_before_answer())
 		ring_was_reset();
 	if (s.generation == ring_->generation()) {
-		if (!unpublished_.empty() && unpublished_.back().fetched_ns == s.fetched_ns)
+		if (!unpublished_.empty() && unpublished_.back().fetched_at == s.fetched_at)
 			unpublished_.back().commands++;
 		else
-			unpublished_.push_back({s.fetched_ns, 1});
+			unpublished_.push_back({s.fetched_at, 1});
 		uint32_t len = read_len > UINT32_MAX ? UINT32_MAX : uint32_t(read_len);
 		if (good)
 			ring_->complete_good(s.cmd_id, len);
@@ -590,9 +582,9 @@ void queue_worker::record_latencies()
 {
 	if (unpublished_.empty())
 		return;
-	uint64_t now = monotonic_ns();
+	uint64_t now = latency_clock::now();
 	for (const fetch_run &run : unpublished_)
-		stats_.latency_ns(now - run.fetched_ns, run.commands);
+		stats_.latency_ns(latency_clock::to_ns(now - run.fetched_at), run.commands);
 	unpublished_.clear();
 }
 

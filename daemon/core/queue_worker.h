@@ -116,7 +116,7 @@ private:
 	void register_data_area();
 	void serve();
 	void drain_ring();
-	void dispatch(const ring_command &rc, uint64_t fetched_ns);
+	void dispatch(const ring_command &rc, uint64_t fetched_at);
 	void refuse(const ring_malformed &bad);
 	void task_management(const ring_tmr &tmr);
 	// Inline into slot::command_done, its one caller: every command ends
@@ -163,7 +163,7 @@ private:
 	// taken when the batch is published, one clock read and one bucket per
 	// run, not per command.
 	struct fetch_run {
-		uint64_t fetched_ns;
+		uint64_t fetched_at;
 		uint64_t commands;
 	};
 	std::vector<fetch_run> unpublished_;
