@@ -195,13 +195,15 @@ int uring_engine::run_once(unsigned min_complete, const __kernel_timespec *timeo
 			poll(&p, 1, 1);
 			ret = io_uring_submit_and_get_events(&uring_);
 		}
+	} else if (!timeout) {
+		// Every round of a busy worker: one enter that submits and waits.
+		// The CQEs are reaped below, so liburing's CQE peeking around the
+		// enter (submit_and_wait_timeout's path) would only repeat it.
+		ret = io_uring_submit_and_wait(&uring_, min_complete);
 	} else {
 		io_uring_cqe *cqe = nullptr;
-		__kernel_timespec ts{};
-		if (timeout)
-			ts = *timeout;
-		ret = io_uring_submit_and_wait_timeout(&uring_, &cqe, min_complete,
-						       timeout ? &ts : nullptr, nullptr);
+		__kernel_timespec ts = *timeout;
+		ret = io_uring_submit_and_wait_timeout(&uring_, &cqe, min_complete, &ts, nullptr);
 	}
 	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN &&
 	    ret != -EBUSY)
