@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,16 +12,10 @@
 #include <vector>
 
 #include "log/log.h"
+#include "stats/monotonic_clock.h"
 
 namespace tcmud::control {
 namespace {
-
-uint64_t monotonic_ns()
-{
-	timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 bool fill_address(const std::string &path, sockaddr_un &sa)
 {

@@ -1,27 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "core/worker_watchdog.h"
 
-#include <time.h>
-
 #include "config/sd_notify.h"
 #include "log/log.h"
+#include "stats/monotonic_clock.h"
 
 namespace tcmud {
-namespace {
-
-uint64_t now_ns()
-{
-	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
-} // namespace
 
 // Two ticks per interval, as sd_watchdog_enabled(3) advises: one missed
 // ping is a stalled worker, not a slow clock.
 worker_watchdog::worker_watchdog(uint64_t interval_usec)
-	: tick_ns_(interval_usec * 1000 / 2), next_ns_(now_ns())
+	: tick_ns_(interval_usec * 1000 / 2), next_ns_(monotonic_ns())
 {
 }
 
@@ -29,15 +18,15 @@ int worker_watchdog::poll_timeout_ms() const
 {
 	if (!enabled())
 		return -1;
-	uint64_t now = now_ns();
+	uint64_t now = monotonic_ns();
 	return now >= next_ns_ ? 0 : int((next_ns_ - now + 999'999) / 1'000'000);
 }
 
 unsigned worker_watchdog::tick(const device_registry &devices)
 {
-	if (!enabled() || now_ns() < next_ns_)
+	if (!enabled() || monotonic_ns() < next_ns_)
 		return 0;
-	next_ns_ = now_ns() + tick_ns_;
+	next_ns_ = monotonic_ns() + tick_ns_;
 	unsigned silent = 0;
 	for (const auto &[minor, dev] : devices.devices()) {
 		for (const auto &q : dev->queues()) {

@@ -30,7 +30,7 @@ clock_pair read_pair()
 	uint64_t best_width = UINT64_MAX;
 	for (int i = 0; i < 8; ++i) {
 		uint64_t before = __rdtsc();
-		uint64_t ns = latency_clock::monotonic_ns();
+		uint64_t ns = monotonic_ns();
 		uint64_t after = __rdtsc();
 		if (after >= before && after - before < best_width) {
 			best_width = after - before;

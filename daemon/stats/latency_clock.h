@@ -10,13 +10,13 @@
 // nanoseconds. Ticks are only subtracted from each other and the difference
 // converted; a latency is a statistic, never a deadline, so a TSC that the
 // kernel later marks unstable skews the histogram and nothing else.
-#include <time.h>
-
 #include <cstdint>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+
+#include "stats/monotonic_clock.h"
 
 namespace tcmud {
 
@@ -49,13 +49,6 @@ public:
 	// What calibrate() chose, for the log.
 	static bool uses_tsc() { return use_tsc_; }
 	static double ticks_per_ns() { return double(uint64_t(1) << 32) / double(ns_per_tick_); }
-
-	static uint64_t monotonic_ns()
-	{
-		timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-	}
 
 private:
 	static inline bool use_tsc_ = false;

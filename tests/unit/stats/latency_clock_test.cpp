@@ -20,14 +20,14 @@ void check_against_monotonic()
 	INFO("source: " << (latency_clock::uses_tsc() ? "tsc" : "monotonic") << ", "
 			<< latency_clock::ticks_per_ns() << " ticks per ns");
 	for (int round = 0; round < 3; ++round) {
-		uint64_t outer0 = latency_clock::monotonic_ns();
+		uint64_t outer0 = tcmud::monotonic_ns();
 		uint64_t t0 = latency_clock::now();
-		uint64_t inner0 = latency_clock::monotonic_ns();
+		uint64_t inner0 = tcmud::monotonic_ns();
 		timespec gap{0, 20'000'000};
 		nanosleep(&gap, nullptr);
-		uint64_t inner1 = latency_clock::monotonic_ns();
+		uint64_t inner1 = tcmud::monotonic_ns();
 		uint64_t t1 = latency_clock::now();
-		uint64_t outer1 = latency_clock::monotonic_ns();
+		uint64_t outer1 = tcmud::monotonic_ns();
 		REQUIRE(t1 > t0);
 		uint64_t ns = latency_clock::to_ns(t1 - t0);
 		INFO("round " << round << ": " << ns << " ns by latency_clock, between "
