@@ -41,6 +41,8 @@ void fd_watch::io_done(int64_t)
 
 void fd_watch::cancel()
 {
+	if (target_)
+		engine_.watch_ending();
 	target_ = nullptr;
 	if (armed_)
 		request_remove();
@@ -74,8 +76,10 @@ void fd_watch::on_cqe(int32_t result, uint32_t flags)
 	}
 	if (result < 0) {
 		io_completion *target = target_;
-		if (!more)
+		if (!more) {
 			target_ = nullptr; // the watch is dead; say so once
+			engine_.watch_ending();
+		}
 		target->io_done(result);
 		return;
 	}

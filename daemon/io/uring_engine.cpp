@@ -210,7 +210,8 @@ int uring_engine::run_once(unsigned min_complete, const __kernel_timespec *timeo
 		return ret;
 	int reaped = reap();
 	call_waiters();
-	collect_finished_watches();
+	if (watches_ending_) [[unlikely]]
+		collect_finished_watches();
 	return reaped;
 }
 
@@ -308,9 +309,16 @@ void uring_engine::unwatch(int watch_id)
 void uring_engine::collect_finished_watches()
 {
 	for (auto &watch : watches_) {
-		if (watch && watch->finished())
+		if (watch && watch->finished()) {
 			watch.reset();
+			watches_ending_--;
+		}
 	}
+}
+
+void uring_engine::watch_ending()
+{
+	watches_ending_++;
 }
 
 void uring_engine::set_wake_completion(io_completion *done)

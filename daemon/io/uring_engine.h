@@ -148,6 +148,10 @@ private:
 	void dispatch(uint64_t data, int32_t res, uint32_t flags);
 	void call_waiters();
 	void collect_finished_watches();
+	// fd_watch: its target is gone (unwatched, or the poll failed for
+	// good), so it is freed once finished(). Until then each round looks.
+	void watch_ending();
+	friend class fd_watch;
 	void drain_for_exit();
 
 	io_uring uring_{};
@@ -162,6 +166,7 @@ private:
 	friend class fixed_buffer_registration;
 	void unregister_buffers();
 	std::vector<std::unique_ptr<fd_watch>> watches_;
+	unsigned watches_ending_ = 0; // watches whose target is gone, not yet freed
 	std::unique_ptr<wake_channel> waker_;
 	std::atomic<bool> stop_{false};
 };

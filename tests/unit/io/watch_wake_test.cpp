@@ -109,6 +109,8 @@ TEST_CASE("after unwatch the target is not called again", "[io][watch]")
 	// The poll was removed in the io_uring: nothing of it is left in flight.
 	CHECK(engine->in_flight() == idle);
 	drain_eventfd(efd.get());
+	// ... and the watch was freed: the next one takes its id.
+	CHECK(engine->watch_readable(efd.get(), &target) == id);
 }
 
 TEST_CASE("a watch that cannot poll still returns an id; EBADF reaches its target once",
@@ -118,10 +120,13 @@ TEST_CASE("a watch that cannot poll still returns an id; EBADF reaches its targe
 	// io_uring, and arrives as io_done(-errno) (queue_worker's doorbell).
 	auto engine = make_engine();
 	recording_completion target;
-	CHECK(engine->watch_readable(-1, &target) >= 0);
+	int id = engine->watch_readable(-1, &target);
+	CHECK(id >= 0);
 	REQUIRE(engine->run_once(1, &long_wait) >= 1);
 	engine->run_once(0, &short_wait);
 	CHECK(target.results == std::vector<int64_t>{-EBADF});
+	// The dead watch was freed after its last CQE: its id is free again.
+	CHECK(engine->watch_readable(-1, &target) == id);
 }
 
 TEST_CASE("request_stop from another thread makes run() return", "[io][wake]")
