@@ -58,9 +58,7 @@ void command::reset(std::span<const uint8_t> cdb, std::span<const iovec> data,
 		std::copy_n(cdb.begin(), n, cdb_.begin());
 	}
 	data_ = data;
-	// One vector is the usual buffer (the kernel gives one per run of
-	// contiguous data blocks): its length without the summing loop.
-	data_bytes_ = data.size() == 1 ? data[0].iov_len : iov_total(data);
+	data_bytes_ = iov_total(data);
 	owner_ = owner;
 	status_ = SAM_STAT_GOOD;
 	sense_length_ = 0;

@@ -33,7 +33,7 @@ uint64_t for_each_piece(std::span<const iovec> iovs, uint64_t offset, uint64_t l
 
 } // namespace
 
-uint64_t iov_total(std::span<const iovec> iovs)
+uint64_t detail::iov_sum(std::span<const iovec> iovs)
 {
 	uint64_t total = 0;
 	for (const iovec &v : iovs)

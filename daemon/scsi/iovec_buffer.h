@@ -13,8 +13,18 @@
 
 namespace tcmud::scsi {
 
+namespace detail {
+uint64_t iov_sum(std::span<const iovec> iovs);
+} // namespace detail
+
 // Sum of the iovec lengths (saturating; a real list never comes close).
-uint64_t iov_total(std::span<const iovec> iovs);
+// Inline for its usual case, every command's data buffer on the hot path:
+// one vector (the kernel gives one per run of contiguous data blocks),
+// whose length needs no loop.
+inline uint64_t iov_total(std::span<const iovec> iovs)
+{
+	return iovs.size() == 1 ? iovs[0].iov_len : detail::iov_sum(iovs);
+}
 
 // Copies src into the buffer starting at byte `offset`; returns bytes copied.
 uint64_t copy_to_iovs(std::span<const iovec> iovs, uint64_t offset,
