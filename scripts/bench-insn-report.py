@@ -173,6 +173,26 @@ def threads(bench):
     return out
 
 
+def rounds(bench):
+    """rounds.tsv (label workload rep doorbells commands queues) -> per label
+    and workload: the median over repetitions of tcmud's commands per
+    completion batch (doorbell write) and of the queues the commands used."""
+    path = os.path.join(bench, "rounds.tsv")
+    if not os.path.exists(path):
+        return []
+    per = {}
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 6 or not int(f[3]):
+            continue
+        per.setdefault((f[0], f[1]), []).append((int(f[4]) / int(f[3]), int(f[5]), int(f[4])))
+    return [dict(label=label, workload=workload,
+                 cmds_per_doorbell=round(statistics.median(v[0] for v in r), 2),
+                 queues_used=int(statistics.median(v[1] for v in r)),
+                 commands=int(statistics.median(v[2] for v in r)))
+            for (label, workload), r in per.items()]
+
+
 def rbd_bench_marginal(rows):
     """rbd-bench-1x/-2x rows -> per workload the marginal instructions of
     one rbd bench op (arch, raw), median over repetitions, and the rbd
@@ -274,6 +294,15 @@ def markdown(doc):
                 d = m["daemons"].get(label)
                 cells.append(f"{d:,} ({m['arch'] / d:.2f})" if d else "–")
             out.append(f"| {w} | {m['arch']:,} | {m['raw']:,} | " + " | ".join(cells) + " |")
+    if doc.get("rounds"):
+        out += ["", "tcmud's completion batches (`tcmudctl metrics` before and after each counted run, all "
+                "queues; median over the repetitions): commands per doorbell write, and how many queues "
+                "the commands went through. Fewer commands per batch means the per-round costs (wake-up, "
+                "io_uring enter, ring checks, doorbell) are paid more often:", "",
+                "| back end | workload | commands | cmds/doorbell | queues used |", "|---|---|---|---|---|"]
+        for r in doc["rounds"]:
+            out.append(f"| {r['label']} | {r['workload']} | {r['commands']:,} | {r['cmds_per_doorbell']} | "
+                       f"{r['queues_used']} |")
     if doc.get("threads"):
         out += ["", "The daemon's CPU by thread (utime + stime clock ticks per 1,000 commands, median over "
                 "the repetitions; own: the daemon's threads, Ceph: librados'/librbd's). Ticks are emulated time, "
@@ -321,7 +350,8 @@ def main():
     date = datetime.datetime.now().isoformat(timespec="seconds")
     doc = dict(date=date, command=args.command, tcmud_commit=args.commit, bench_scripts_commit=args.bench_commit,
                host_load_start=args.host_load_start.strip(), host_load_end=args.host_load_end.strip(),
-               wall_s=args.wall_s, meta=meta, null=null, rows=rows, threads=thr, png=args.stem + ".png",
+               wall_s=args.wall_s, meta=meta, null=null, rows=rows, threads=thr,
+               rounds=rounds(os.path.join(args.vmout, "bench-insn")), png=args.stem + ".png",
                title=f"tcmud {args.commit}, {meta.get('guest_cpus')} vCPUs TCG + insncount, {date}")
     if rows:
         plot(doc, doc["png"])

@@ -102,6 +102,7 @@ mkdir -p "$out" /tmp/insn
 : > "$out/intervals.tsv"
 : > "$out/threads.tsv"
 : > "$out/zero-copy.tsv"
+: > "$out/rounds.tsv"
 # The daemon whose threads insn_fio profiles (rbd rows); empty: none.
 INSN_PID=""
 has() { [[ $backends == *" $1 "* ]]; }
@@ -156,6 +157,28 @@ ios_of() {
 # Local timer interrupts so far, all CPUs.
 loc_total() { awk '/^ *LOC:/ {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i} END {print s + 0}' /proc/interrupts; }
 
+# tcmud_metrics FILE: tcmud's per-queue counters now (tcmudctl metrics), or an
+# empty FILE where no tcmud answers (the fileio, tcmu-runner, ublk rows).
+tcmud_metrics() { "$TCMUDCTL" metrics > "$1" 2>/dev/null || : > "$1"; }
+
+# rounds_delta LABEL WORKLOAD REP BEFORE AFTER: a rounds.tsv line (label
+# workload rep doorbells commands queues-used) from two tcmud_metrics files:
+# how many completion batches (doorbell writes) the fio run's commands took,
+# and over how many queues they went. Nothing where no tcmud answered.
+rounds_delta() {
+	awk -v row="$1	$2	$3" '
+		$1 ~ /^tcmud_(doorbells|commands)_total[{]/ {
+			if (FILENAME == ARGV[1]) before[$1] = $2; else delta[$1] = $2 - before[$1]
+		}
+		END {
+			for (k in delta) {
+				if (k ~ /^tcmud_doorbells/) d += delta[k]
+				else { c += delta[k]; if (delta[k] > 0) q++ }
+			}
+			if (length(delta)) printf "%s\t%d\t%d\t%d\n", row, d, c, q
+		}' "$4" "$5"
+}
+
 # insn_fio LABEL WORKLOAD REP DEV: one counted fio run.
 insn_fio() {
 	local label=$1 workload=$2 rep=$3 dev=$4 ios c0 c1 t0 t1 args from to
@@ -163,6 +186,7 @@ insn_fio() {
 	ios=$(ios_of "$workload")
 	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
 	[ -z "$INSN_PID" ] || thread_ticks "$INSN_PID" > /tmp/insn/threads.0
+	tcmud_metrics /tmp/insn/metrics.0
 	t0=$(loc_total)
 	c0=$(disk_commands "$dev")
 	local pre="$markcmd $from 20000" post="$markcmd $to 20000"
@@ -176,6 +200,9 @@ insn_fio() {
 		--output-format=json > "$out/$label-$workload-r$rep.json" || fail "$label $workload: fio"
 	c1=$(disk_commands "$dev")
 	t1=$(loc_total)
+	tcmud_metrics /tmp/insn/metrics.1
+	rounds_delta "$label" "$workload" "$rep" /tmp/insn/metrics.0 /tmp/insn/metrics.1 \
+		>> "$out/rounds.tsv"
 	if [ -n "$INSN_PID" ]; then
 		thread_ticks "$INSN_PID" > /tmp/insn/threads.1
 		threads_delta "$label	$workload	$rep" /tmp/insn/threads.0 /tmp/insn/threads.1 \
