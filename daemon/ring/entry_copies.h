@@ -25,9 +25,11 @@ struct entry_copy {
 	bool malformed = false; // no usable CDB/iovs; only a response is owed
 	uint16_t cdb_len = 0;
 	std::array<uint8_t, max_cdb_length> cdb{};
-	// At least iov_cnt + iov_bidi_cnt + iov_dif_cnt long; only those first
-	// entries are this command's (the vector is reused, never shrunk).
-	std::vector<iovec> iovs;
+	// At least iov_cnt + iov_bidi_cnt + iov_dif_cnt long, and never empty
+	// (the parser writes the usual single vector without a size check);
+	// only those first entries are this command's (the vector is reused,
+	// never shrunk).
+	std::vector<iovec> iovs = std::vector<iovec>(1);
 	uint32_t iov_cnt = 0;
 	uint32_t iov_bidi_cnt = 0;
 	uint32_t iov_dif_cnt = 0;

@@ -45,9 +45,9 @@ std::optional<malformed_reason> copy_iovs(std::span<std::byte> map, const ring_g
 		return std::nullopt;
 	};
 	// One vector, the usual case (the kernel gives one per run of
-	// contiguous data blocks): no loop, once the copy's vector has room
-	// for one (it only grows: after the first command that used it).
-	if (total == 1 && !copy.iovs.empty()) [[likely]]
+	// contiguous data blocks): no loop; a copy's vector always has room
+	// for one (entry_copy).
+	if (total == 1) [[likely]]
 		return one(0, copy.iovs.data());
 	// Grows only (see entry_copies::acquire); entries past total are stale.
 	if (copy.iovs.size() < total)
