@@ -136,11 +136,16 @@ void uring_engine::drain_for_exit()
 
 io_uring_sqe *uring_engine::next_sqe(uint64_t user_data, bool clear)
 {
-	io_uring_sqe *sqe = io_uring_get_sqe(&uring_);
+	// The same claim as io_engine::get_sqe_uncleared()'s inline path
+	// wherever the SQ allows it (always, with the flags set up here).
+	auto claim = [this] {
+		return direct_sq_ ? claim_sqe(*direct_sq_) : io_uring_get_sqe(&uring_);
+	};
+	io_uring_sqe *sqe = claim();
 	if (!sqe) {
 		// Full: hand what is queued to the kernel and try once more.
 		io_uring_submit(&uring_);
-		sqe = io_uring_get_sqe(&uring_);
+		sqe = claim();
 		if (!sqe)
 			return nullptr;
 	}

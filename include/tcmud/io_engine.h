@@ -65,13 +65,7 @@ public:
 	io_uring_sqe *get_sqe_uncleared(io_completion *done)
 	{
 		if (io_uring_sq *sq = direct_sq_) [[likely]] {
-			const unsigned tail = sq->sqe_tail;
-			// Not SQPOLL (direct_sq_ says so): the kernel moves khead
-			// only inside our own io_uring_enter(), as liburing assumes.
-			const unsigned head = __atomic_load_n(sq->khead, __ATOMIC_RELAXED);
-			if (tail - head < sq->ring_entries) {
-				io_uring_sqe *sqe = &sq->sqes[tail & sq->ring_mask];
-				sq->sqe_tail = tail + 1;
+			if (io_uring_sqe *sqe = claim_sqe(*sq)) [[likely]] {
 				sqe->user_data = reinterpret_cast<uintptr_t>(done);
 				++*direct_in_flight_;
 				return sqe;
@@ -109,6 +103,21 @@ protected:
 	// get_sqe_uncleared() when the inline path cannot serve: no direct_sq_,
 	// or the SQ is full (flush it and try again, as get_sqe() does).
 	virtual io_uring_sqe *get_sqe_uncleared_slow(io_completion *done) { return get_sqe(done); }
+
+	// The next free SQE of an SQ filled in place (direct_sq_), or nullptr
+	// if it is full: liburing's io_uring_get_sqe() for 64-byte SQEs
+	// without SQPOLL, the one place an engine claims an SQE slot.
+	static io_uring_sqe *claim_sqe(io_uring_sq &sq)
+	{
+		const unsigned tail = sq.sqe_tail;
+		// Not SQPOLL (direct_sq_ says so): the kernel moves khead only
+		// inside our own io_uring_enter(), as liburing assumes.
+		const unsigned head = __atomic_load_n(sq.khead, __ATOMIC_RELAXED);
+		if (tail - head >= sq.ring_entries)
+			return nullptr;
+		sq.sqe_tail = tail + 1;
+		return &sq.sqes[tail & sq.ring_mask];
+	}
 
 	// Set by an engine whose SQ may be filled in place: 64-byte SQEs, no
 	// SQPOLL, SQEs handed out on the owning thread only. Every SQE taken
