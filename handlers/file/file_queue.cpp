@@ -51,14 +51,16 @@ struct file_queue::request final : io_completion {
 
 file_queue::file_queue(io_engine &engine, int fd, const std::atomic<uint64_t> &size,
 		       backstore_caps caps, std::string log_prefix)
-	: engine_(engine), fd_(fd), fixed_area_(engine.fixed_buffers()), size_(size),
+	: engine_(engine), fd_(fd), sqe_fd_(fd), fixed_area_(engine.fixed_buffers()), size_(size),
 	  caps_(caps), log_prefix_(std::move(log_prefix))
 {
 	waiter_.queue = this;
 	// A fixed file saves an fd lookup per I/O; without one, plain fds work.
-	if (auto fixed = engine_.register_file(fd_))
+	if (auto fixed = engine_.register_file(fd_)) {
 		fixed_index_ = *fixed;
-	else
+		sqe_fd_ = fixed_index_;
+		sqe_file_flags_ = IOSQE_FIXED_FILE;
+	} else
 		log_debug(log_prefix_, "%s; the queue uses the plain fd",
 			  fixed.error().what().c_str());
 }
@@ -146,10 +148,6 @@ void file_queue::submit(block_io &io)
 		return;
 	}
 	prepare_rw(req, sqe);
-	if (fixed_index_ >= 0) {
-		sqe->fd = fixed_index_;
-		sqe->flags |= IOSQE_FIXED_FILE;
-	}
 }
 
 // SEEK_DATA/SEEK_HOLE on the file: a hole is deallocated, data (or
@@ -187,23 +185,21 @@ void file_queue::start(request *req)
 		park(req);
 		return;
 	}
-	if (prepare(req, sqe) && fixed_index_ >= 0) {
-		sqe->fd = fixed_index_;
-		sqe->flags |= IOSQE_FIXED_FILE;
-	}
+	prepare(req, sqe);
 }
 
-// Fills the SQE; returns whether it uses the backing file.
-bool file_queue::prepare(request *req, io_uring_sqe *sqe)
+// Fills the SQE, through the fixed file where the queue has one.
+void file_queue::prepare(request *req, io_uring_sqe *sqe)
 {
 	block_io &io = *req->io;
 	if (req->has_early_result) {
 		io_uring_prep_nop(sqe);
-		return false;
+		return;
 	}
 	if (req->syncing) {
-		io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
-		return true;
+		io_uring_prep_fsync(sqe, sqe_fd_, IORING_FSYNC_DATASYNC);
+		sqe->flags = sqe_file_flags_;
+		return;
 	}
 	const auto off = static_cast<off_t>(io.offset);
 	const auto len = static_cast<off_t>(io.length);
@@ -211,27 +207,27 @@ bool file_queue::prepare(request *req, io_uring_sqe *sqe)
 	case block_op::read:
 	case block_op::write:
 		prepare_rw(req, sqe);
-		break;
+		return;
 	case block_op::flush:
-		io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+		io_uring_prep_fsync(sqe, sqe_fd_, IORING_FSYNC_DATASYNC);
 		break;
 	case block_op::discard:
-		io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		io_uring_prep_fallocate(sqe, sqe_fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 					off, len);
 		break;
 	case block_op::write_zeroes:
-		io_uring_prep_fallocate(sqe, fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+		io_uring_prep_fallocate(sqe, sqe_fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
 					off, len);
 		break;
 	case block_op::prefetch:
-		io_uring_prep_fadvise(sqe, fd_, io.offset, static_cast<uint32_t>(io.length),
+		io_uring_prep_fadvise(sqe, sqe_fd_, io.offset, static_cast<uint32_t>(io.length),
 				      POSIX_FADV_WILLNEED);
 		break;
 	case block_op::compare_and_write:  // refused by validate()
 		io_uring_prep_nop(sqe);
-		return false;
+		return;
 	}
-	return true;
+	sqe->flags = sqe_file_flags_;
 }
 
 void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
@@ -243,21 +239,31 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 				 : remaining_iov(req);
 	const uint64_t off = io.offset + io.progress;
 	const bool is_read = io.op == block_op::read;
-	if (fixed_area_.size && prepare_fixed(iov, off, is_read, sqe)) {
-		// READ_FIXED/WRITE_FIXED: flags below as for the plain ops.
-	} else if (iov.size() == 1) {
-		auto len = static_cast<unsigned>(std::min<uint64_t>(iov[0].iov_len, max_single_len));
-		if (is_read)
-			io_uring_prep_read(sqe, fd_, iov[0].iov_base, len, off);
-		else
-			io_uring_prep_write(sqe, fd_, iov[0].iov_base, len, off);
-	} else {
+	if (iov.size() == 1) {
+		// Nearly every command: one iovec, inline.
+		const auto len = std::min<uint64_t>(iov[0].iov_len, max_single_len);
+		int index = 0;
+		uint64_t n;
+		if (fixed_area_.size &&
+		    (n = fixed_buffer_slice(fixed_area_, reinterpret_cast<uintptr_t>(iov[0].iov_base),
+					    len, &index))) {
+			io_uring_prep_rw(is_read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe,
+					 sqe_fd_, iov[0].iov_base, static_cast<unsigned>(n), off);
+			sqe->buf_index = static_cast<uint16_t>(index);
+			fixed_buffer_sqes_++;
+		} else if (is_read) {
+			io_uring_prep_read(sqe, sqe_fd_, iov[0].iov_base, static_cast<unsigned>(len), off);
+		} else {
+			io_uring_prep_write(sqe, sqe_fd_, iov[0].iov_base, static_cast<unsigned>(len), off);
+		}
+	} else if (!fixed_area_.size || !prepare_fixed(iov, off, is_read, sqe)) {
 		auto n = static_cast<unsigned>(iov.size());
 		if (is_read)
-			io_uring_prep_readv(sqe, fd_, iov.data(), n, off);
+			io_uring_prep_readv(sqe, sqe_fd_, iov.data(), n, off);
 		else
-			io_uring_prep_writev(sqe, fd_, iov.data(), n, off);
+			io_uring_prep_writev(sqe, sqe_fd_, iov.data(), n, off);
 	}
+	sqe->flags = sqe_file_flags_;
 	// Every piece of a FUA write is durable before it completes, resumed
 	// pieces included.
 	if (!is_read && io.fua)
@@ -268,8 +274,8 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 		sqe->flags |= IOSQE_ASYNC;
 }
 
-// READ_FIXED/WRITE_FIXED for iov if it is one contiguous range (adjacent
-// iovecs are merged) inside the registered area; false (SQE untouched) for
+// READ_FIXED/WRITE_FIXED for several iovecs if they are one contiguous
+// range (adjacent iovecs are merged) inside the registered area; false (SQE untouched) for
 // anything else, which then goes as before. A range that crosses from one
 // 1 GiB buffer into the next is cut at the boundary: the rest follows as a
 // short transfer, resumed like any other (on_result).
@@ -288,9 +294,9 @@ bool file_queue::prepare_fixed(std::span<const iovec> iov, uint64_t off, bool is
 	if (n == 0)
 		return false;
 	if (is_read)
-		io_uring_prep_read_fixed(sqe, fd_, iov[0].iov_base, n, off, index);
+		io_uring_prep_read_fixed(sqe, sqe_fd_, iov[0].iov_base, n, off, index);
 	else
-		io_uring_prep_write_fixed(sqe, fd_, iov[0].iov_base, n, off, index);
+		io_uring_prep_write_fixed(sqe, sqe_fd_, iov[0].iov_base, n, off, index);
 	fixed_buffer_sqes_++;
 	return true;
 }

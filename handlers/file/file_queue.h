@@ -70,7 +70,7 @@ private:
 
 	request *acquire(block_io &io);
 	void start(request *req);
-	bool prepare(request *req, io_uring_sqe *sqe);
+	void prepare(request *req, io_uring_sqe *sqe);
 	// Inline into submit() and start(): out of line it cost a call and
 	// its prologue per read or write.
 	[[gnu::always_inline]] inline void prepare_rw(request *req, io_uring_sqe *sqe);
@@ -88,6 +88,10 @@ private:
 	io_engine &engine_;
 	int fd_;
 	int fixed_index_ = -1;
+	// What every SQE on the file names: the fixed file's index and
+	// IOSQE_FIXED_FILE, or the plain fd and no flag.
+	int sqe_fd_;
+	uint8_t sqe_file_flags_ = 0;
 	fixed_buffer_area fixed_area_; // size 0: the plain ops only
 	uint64_t fixed_buffer_sqes_ = 0;
 	const std::atomic<uint64_t> &size_;
