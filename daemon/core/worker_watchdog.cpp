@@ -24,9 +24,12 @@ int worker_watchdog::poll_timeout_ms() const
 
 unsigned worker_watchdog::tick(const device_registry &devices)
 {
-	if (!enabled() || monotonic_ns() < next_ns_)
+	if (!enabled())
 		return 0;
-	next_ns_ = monotonic_ns() + tick_ns_;
+	const uint64_t now = monotonic_ns();
+	if (now < next_ns_)
+		return 0;
+	next_ns_ = now + tick_ns_;
 	unsigned silent = 0;
 	for (const auto &[minor, dev] : devices.devices()) {
 		for (const auto &q : dev->queues()) {
