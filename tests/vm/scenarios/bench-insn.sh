@@ -14,7 +14,8 @@
 # and with --kmod (after the stock modules are swapped for kmod/'s):
 #   tcmud-<N>q   tcmud on a device with nr_queues=N, N in BENCH_INSN_QUEUES
 #                (default 1: with one fio job one CPU submits, so one queue
-#                works whatever N is)
+#                works whatever N is); with BENCH_INSN_TCMUD_BEFORE the
+#                same rows served by that binary first (<its label>-<N>q)
 # With the Ceph test bed (tests/vm/run --ceph memstore) and these in
 # BENCH_INSN_BACKENDS, one prefilled 256 MiB rbd image (librbd cache off):
 #   tcmu-runner-rbd  Debian's tcmu-runner, rbd handler
@@ -484,6 +485,39 @@ zc_cmds() {
 		fail "$1: no command took the zero-copy window"
 }
 
+# kmod_file_rows PREFIX BINARY: the --kmod tcmud file rows (PREFIX-<N>q...)
+# served by BINARY.
+kmod_file_rows() {
+	local nq d f z label ctl attrs bs
+	TCMUD_BIN=$2 start_tcmud
+	for nq in ${BENCH_INSN_QUEUES:-1}; do
+		for d in $tcmud_direct; do
+		for f in $kmod_fixed; do
+		for z in $kmod_zc; do
+			label=$(direct_label "$1-${nq}q" "$d")
+			ctl="" attrs="emulate_write_cache=1 nr_queues=$nq"
+			if [ "$f" = 1 ]; then
+				label=$label-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+				attrs="$attrs data_area_fixed=1"
+			fi
+			if [ "$z" = 1 ]; then
+				label=$label-zc ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
+				attrs="$attrs zero_copy=1"
+			fi
+			bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
+				create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
+			expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
+			wait_uio_open "$TCMUD_PID" 30
+			insn_run "$label" "$(export_via_loop "$bs")"
+			zc_cmds "$label" "$bs"
+			remove_all_targets
+		done
+		done
+		done
+	done
+	bench_stop_daemon "$TCMUD_PID"
+}
+
 # The patched modules (kmod/), same file, tcmud only.
 if [ -n "$kmod" ]; then
 	remove_all_targets
@@ -491,33 +525,13 @@ if [ -n "$kmod" ]; then
 	rmmod target_core_user uio || fail "could not unload the stock TCMU modules"
 	TCMUD_KMOD=$kmod load_target_stack
 	if [ $kmod_file = 1 ]; then
-		start_tcmud
-		for nq in ${BENCH_INSN_QUEUES:-1}; do
-			for d in $tcmud_direct; do
-			for f in $kmod_fixed; do
-			for z in $kmod_zc; do
-				label=$(direct_label "tcmud-${nq}q" "$d")
-				ctl="" attrs="emulate_write_cache=1 nr_queues=$nq"
-				if [ "$f" = 1 ]; then
-					label=$label-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
-					attrs="$attrs data_area_fixed=1"
-				fi
-				if [ "$z" = 1 ]; then
-					label=$label-zc ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
-					attrs="$attrs zero_copy=1"
-				fi
-				bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
-					create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
-				expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
-				wait_uio_open "$TCMUD_PID" 30
-				insn_run "$label" "$(export_via_loop "$bs")"
-				zc_cmds "$label" "$bs"
-				remove_all_targets
-			done
-			done
-			done
-		done
-		bench_stop_daemon "$TCMUD_PID"
+		# With BENCH_INSN_TCMUD_BEFORE, the earlier binary serves the same
+		# rows first, so a daemon change on the patched path is judged in
+		# this boot too.
+		[ -z "${BENCH_INSN_TCMUD_BEFORE:-}" ] ||
+			kmod_file_rows "${BENCH_INSN_TCMUD_BEFORE_LABEL:-tcmud-before}" \
+				"$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
+		kmod_file_rows tcmud "$TCMUD_BUILD/daemon/core/tcmud"
 	fi
 	if has tcmud-rbd; then
 		# A daemon per row, so that each row's threads are its own.
