@@ -225,14 +225,32 @@ remove_all_targets() {
 
 # fio_write_verify DEV SIZE: writes SIZE of random-sized blocks with crc32c
 # checksums through O_DIRECT, then reads every block back and checks it.
+# SIZE: bytes, or a number with K, M or G. Fails unless fio wrote and read
+# back all of SIZE: on a disk smaller than SIZE (a READ CAPACITY gone
+# wrong) fio quietly does less, or nothing, and exits 0.
 fio_write_verify() {
 	# One result file per disk: two disks may be verified at once.
-	local terse=/tmp/fio.${1##*/}.terse
+	local terse=/tmp/fio.${1##*/}.terse want_kib got
+	case $2 in
+	*K) want_kib=${2%K} ;;
+	*M) want_kib=$(( ${2%M} << 10 )) ;;
+	*G) want_kib=$(( ${2%G} << 20 )) ;;
+	*) want_kib=$(( $2 >> 10 )) ;;
+	esac
+	if [ -b "$1" ]; then
+		got=$(blockdev --getsize64 "$1")
+		[ "$got" -ge $(( want_kib << 10 )) ] ||
+			fail "fio write+verify on $1: the disk has $got bytes, fewer than $2"
+	fi
 	fio --name=write-verify --filename="$1" --size="$2" --direct=1 \
 		--ioengine=libaio --iodepth=16 --rw=randwrite --bsrange=4k-128k \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 \
 		--output-format=terse --terse-version=3 >"$terse" \
 		|| { cat "$terse"; fail "fio write+verify on $1"; }
+	# terse v3: field 6 is the KiB read (the verify pass), 47 the KiB written.
+	got=$(awk -F';' '$1 == 3 { print $6 ":" $47; exit }' "$terse")
+	[ "$got" = "$want_kib:$want_kib" ] ||
+		{ cat "$terse"; fail "fio write+verify on $1: read:written KiB $got, not $want_kib each"; }
 	log "fio write+verify of $2 on $1 passed"
 }
 
