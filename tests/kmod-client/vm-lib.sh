@@ -134,11 +134,10 @@ queue_uios() {
 fio_verify_jobs() {
 	local name=$1 dev=$2 jobs=$3 per_job=$(($4 / $3))M
 	log "$name: fio crc32c write+verify, $jobs jobs x $per_job on $dev"
-	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
-		--rw=randwrite --bsrange=4k-64k --numjobs="$jobs" --size="$per_job" \
-		--offset_increment="$per_job" --cpus_allowed="0-$(($(nproc) - 1))" \
-		--cpus_allowed_policy=split --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 --group_reporting >"/tmp/$name.fio" 2>&1 ||
-		{ tail -n 30 "/tmp/$name.fio"; fail "$name: fio write+verify"; }
-	log "$name: fio write+verify passed ($(grep -m1 -oE 'IOPS=[^,]*' "/tmp/$name.fio" | head -1))"
+	fio_checked "$name: write+verify" "$(($4 / $3 * $3))M" --name="$name" --filename="$dev" \
+		--direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite --bsrange=4k-64k \
+		--numjobs="$jobs" --size="$per_job" --offset_increment="$per_job" \
+		--cpus_allowed="0-$(($(nproc) - 1))" --cpus_allowed_policy=split \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting
+	log "$name: fio write+verify passed"
 }

@@ -223,34 +223,54 @@ remove_all_targets() {
 	done
 }
 
+# size_kib SIZE: a fio size (4096, 512K, 32M, 1G) in KiB.
+size_kib() {
+	case $1 in
+	*K) echo "${1%K}" ;;
+	*M) echo $(( ${1%M} << 10 )) ;;
+	*G) echo $(( ${1%G} << 20 )) ;;
+	*) echo $(( $1 >> 10 )) ;;
+	esac
+}
+
+# fio_checked WHAT TOTAL FIO_ARGS...: runs fio write+verify jobs (FIO_ARGS
+# say which) and fails unless fio exits 0 and its jobs together wrote TOTAL
+# and read all of it back. On a disk or region smaller than a job asks for,
+# fio does no I/O and still exits 0: the byte count is what shows that the
+# verify ran. The results stay in /tmp/fio.<WHAT>.terse.
+fio_checked() {
+	local what=$1 want terse got
+	want=$(size_kib "$2")
+	terse=/tmp/fio.${what//[^A-Za-z0-9_.-]/_}.terse
+	shift 2
+	fio "$@" --output-format=terse --terse-version=3 >"$terse" ||
+		{ cat "$terse"; fail "fio $what"; }
+	# terse v3: field 6 is the KiB read (the verify pass), 47 the KiB
+	# written; one line per job, or one for all with --group_reporting.
+	got=$(awk -F';' '$1 == 3 { r += $6; w += $47 } END { print r + 0 ":" w + 0 }' "$terse")
+	[ "$got" = "$want:$want" ] ||
+		{ cat "$terse"; fail "fio $what: read:written KiB $got, not $want each"; }
+}
+
 # fio_write_verify DEV SIZE: writes SIZE of random-sized blocks with crc32c
 # checksums through O_DIRECT, then reads every block back and checks it.
 # SIZE: bytes, or a number with K, M or G. Fails unless fio wrote and read
 # back all of SIZE: on a disk smaller than SIZE (a READ CAPACITY gone
 # wrong) fio quietly does less, or nothing, and exits 0.
 fio_write_verify() {
-	# One result file per disk: two disks may be verified at once.
-	local terse=/tmp/fio.${1##*/}.terse want_kib got
-	case $2 in
-	*K) want_kib=${2%K} ;;
-	*M) want_kib=$(( ${2%M} << 10 )) ;;
-	*G) want_kib=$(( ${2%G} << 20 )) ;;
-	*) want_kib=$(( $2 >> 10 )) ;;
-	esac
+	local want
+	want=$(size_kib "$2")
 	if [ -b "$1" ]; then
+		local got
 		got=$(blockdev --getsize64 "$1")
-		[ "$got" -ge $(( want_kib << 10 )) ] ||
+		[ "$got" -ge $(( want << 10 )) ] ||
 			fail "fio write+verify on $1: the disk has $got bytes, fewer than $2"
 	fi
-	fio --name=write-verify --filename="$1" --size="$2" --direct=1 \
-		--ioengine=libaio --iodepth=16 --rw=randwrite --bsrange=4k-128k \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 \
-		--output-format=terse --terse-version=3 >"$terse" \
-		|| { cat "$terse"; fail "fio write+verify on $1"; }
-	# terse v3: field 6 is the KiB read (the verify pass), 47 the KiB written.
-	got=$(awk -F';' '$1 == 3 { print $6 ":" $47; exit }' "$terse")
-	[ "$got" = "$want_kib:$want_kib" ] ||
-		{ cat "$terse"; fail "fio write+verify on $1: read:written KiB $got, not $want_kib each"; }
+	# WHAT names the disk, and so the result file: two disks may be verified at once.
+	fio_checked "write+verify on $1" "$2" --name=write-verify --filename="$1" \
+		--size="$2" --direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite \
+		--bsrange=4k-128k --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--verify_backlog=0
 	log "fio write+verify of $2 on $1 passed"
 }
 

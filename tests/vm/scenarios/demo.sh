@@ -16,10 +16,10 @@ fio --name=demo --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
 # Integrity: each of two jobs writes its own 32 MiB region with checksums
 # and reads it back (jobs sharing a region would overwrite each other's
 # checksummed blocks, which fio reports as corruption).
-fio --name=verify --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
-	--rw=randwrite --bs=4k --numjobs=2 --size=32M --offset_increment=32M \
-	--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting \
-	| sed -n '/err=/p'
+fio_checked "write+verify of 2 x 32 MiB" 64M --name=verify --filename="$dev" \
+	--direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite --bs=4k --numjobs=2 \
+	--size=32M --offset_increment=32M --verify=crc32c --do_verify=1 --verify_fatal=1 \
+	--group_reporting
 log "write+verify of 2 x 32 MiB passed"
 log "tcmud log:"
 cat "$TCMUD_LOG"

@@ -139,11 +139,11 @@ qfull_run() {
 	local before=()
 	for ((q = 0; q < nq; q++)); do before[q]=$(kcount "$name's cmdr queue $q "); done
 	log "$name: fio crc32c write+verify, 8 jobs x 2 MiB, bs 64k, iodepth 16"
-	fio --name="$name" --filename="$sd" --direct=1 --ioengine=libaio --iodepth=16 \
-		--rw=randwrite --bs=64k --numjobs=8 --size=2M --offset_increment=2M \
-		--cpus_allowed="0-$(($(nproc) - 1))" --cpus_allowed_policy=split \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --group_reporting \
-		> "/tmp/$name.fio" 2>&1 || { tail -n 30 "/tmp/$name.fio"; fail "$name: fio write+verify"; }
+	fio_checked "$name: write+verify" 16M --name="$name" --filename="$sd" --direct=1 \
+		--ioengine=libaio --iodepth=16 --rw=randwrite --bs=64k --numjobs=8 --size=2M \
+		--offset_increment=2M --cpus_allowed="0-$(($(nproc) - 1))" \
+		--cpus_allowed_policy=split --verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--group_reporting
 	for ((q = 0; q < nq; q++)); do
 		runs=$(( $(kcount "$name's cmdr queue $q ") - before[q] ))
 		log "$name: queue $q ran its qfull list $runs times"
@@ -175,9 +175,9 @@ stall_part() {
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	read_burst "$sg" 1 12 stall 20
 	# Queue 0 keeps serving while queue 1 is stuck.
-	fio --name=q0 --filename="$sd" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
-		--bs=4k --size=4M --offset=32M --cpus_allowed=0 --verify=crc32c --do_verify=1 \
-		--verify_fatal=1 > /tmp/q0.fio 2>&1 || { tail -n 20 /tmp/q0.fio; fail "stall: queue 0 write+verify while queue 1 is stalled"; }
+	fio_checked "stall: queue 0 write+verify while queue 1 is stalled" 4M --name=q0 \
+		--filename="$sd" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite --bs=4k \
+		--size=4M --offset=32M --cpus_allowed=0 --verify=crc32c --do_verify=1 --verify_fatal=1
 	t_q0=$(cut -d' ' -f1 /proc/uptime)
 	burst_wait stall 12 60
 	client_stats "$pid" "$LOGS/stall.log"

@@ -22,10 +22,9 @@ expect_eq "$mq" 1 "attrib/nr_queues default"
 # the ids show in queue_cmd_ring's debug line) while fio writes and
 # verifies: the table grows under load and every id finds its command.
 echo "module target_core_user func queue_cmd_ring +p" > /proc/dynamic_debug/control
-fio --name=ids --filename="$dev" --size=16M --direct=1 --ioengine=libaio \
-	--iodepth=128 --iodepth_batch_submit=128 --rw=randwrite --bs=4k \
-	--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 \
-	--output-format=terse --terse-version=3 > /tmp/fio.ids.terse &
+fio_checked "write+verify at iodepth 128" 16M --name=ids --filename="$dev" --size=16M \
+	--direct=1 --ioengine=libaio --iodepth=128 --iodepth_batch_submit=128 --rw=randwrite \
+	--bs=4k --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=0 &
 fio_pid=$!
 # tcmu-runner stopped for a moment: the ring fills up to the queue depth
 # whatever the relative speeds, so the ids pass 64 every time.
@@ -33,7 +32,7 @@ sleep 1
 kill -STOP "$runner"
 sleep 3
 kill -CONT "$runner"
-wait "$fio_pid" || { cat /tmp/fio.ids.terse; fail "fio write+verify at iodepth 128"; }
+wait "$fio_pid" || fail "fio write+verify at iodepth 128"
 echo "module target_core_user func queue_cmd_ring -p" > /proc/dynamic_debug/control
 max=$(dmesg | sed -n 's/.*allocated cmd id \([0-9]*\) for cmd.*/\1/p' | sort -n | tail -1)
 [ "${max:-0}" -gt 64 ] ||

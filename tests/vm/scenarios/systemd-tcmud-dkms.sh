@@ -110,10 +110,10 @@ bs2=$(USER_BACKSTORE_ATTRS="nr_queues=2" create_user_backstore dkms2 file /tmp/d
 dev2=$(export_via_loop "$bs2")
 wait_listed dkms2 nr_queues 2
 [ "$(nproc)" -ge 2 ] || fail "needs 2 vCPUs for both queues"
-fio --name=mq --filename="$dev2" --direct=1 --ioengine=libaio --iodepth=8 \
-	--rw=randwrite --bs=4k --numjobs=2 --cpus_allowed=0,1 --cpus_allowed_policy=split \
-	--offset_increment=16M --size=8M --verify=crc32c --do_verify=1 --verify_fatal=1 \
-	--output=/dev/null || fail "fio write+verify on the 2-queue LUN"
+fio_checked "write+verify on the 2-queue LUN" 16M --name=mq --filename="$dev2" \
+	--direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite --bs=4k --numjobs=2 \
+	--cpus_allowed=0,1 --cpus_allowed_policy=split --offset_increment=16M --size=8M \
+	--verify=crc32c --do_verify=1 --verify_fatal=1
 for q in 0 1; do
 	n=$(queue_metric dkms2 $q tcmud_commands_total)
 	[ "$n" -gt 0 ] || fail "queue $q of dkms2 served no command"

@@ -77,10 +77,9 @@ for n in 1 2 4; do
 
 	sg3_checks "$dev" $name-serial 131071
 
-	fio --name=mq --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 \
-		--rw=randwrite --bs=4k --numjobs=4 --offset_increment=16M --size=8M \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 --output=/dev/null \
-		|| fail "fio write+verify, 4 jobs, $n queues"
+	fio_checked "write+verify, 4 jobs, $n queues" 32M --name=mq --filename="$dev" \
+		--direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite --bs=4k --numjobs=4 \
+		--offset_increment=16M --size=8M --verify=crc32c --do_verify=1 --verify_fatal=1
 	log "$n queue(s): write+verify with 4 jobs passed"
 
 	printf 0 | dd of="$dev" bs=512 seek=100 conv=sync oflag=direct status=none

@@ -35,10 +35,9 @@ expect_match "$(sg_readcap -l "$dev")" "Last LBA=262143 " "capacity after growin
 expect_eq "$(blockdev --getsize64 "$dev")" $((128 * M)) "block device size after rescan"
 marker_intact "grow"
 # The new range holds data.
-fio --name=new-range --filename="$dev" --offset=64M --size=64M --direct=1 \
-	--ioengine=libaio --iodepth=8 --rw=randwrite --bs=64k --verify=crc32c \
-	--do_verify=1 --verify_fatal=1 --output-format=terse >/tmp/fio.new-range \
-	|| { cat /tmp/fio.new-range; fail "write+verify of the grown range"; }
+fio_checked "write+verify of the grown range" 64M --name=new-range --filename="$dev" \
+	--offset=64M --size=64M --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite \
+	--bs=64k --verify=crc32c --do_verify=1 --verify_fatal=1
 log "write+verify of the grown 64 MiB passed"
 
 # Refused: not a multiple of the block size. The kernel keeps the old size.
