@@ -485,17 +485,24 @@ zc_cmds() {
 		fail "$1: no command took the zero-copy window"
 }
 
-# kmod_file_rows PREFIX BINARY: the --kmod tcmud file rows (PREFIX-<N>q...)
-# served by BINARY.
+# kmod_file_rows PREFIX BINARY [QUEUES]: tcmud file rows on the patched
+# modules loaded now, served by BINARY: for each queue count in QUEUES a set
+# labelled PREFIX-<N>q..., or without QUEUES one set labelled PREFIX...
+# with the device's default nr_queues.
 kmod_file_rows() {
 	local nq d f z label ctl attrs bs
 	TCMUD_BIN=$2 start_tcmud
-	for nq in ${BENCH_INSN_QUEUES:-1}; do
+	for nq in ${3:-default}; do
 		for d in $tcmud_direct; do
 		for f in $kmod_fixed; do
 		for z in $kmod_zc; do
-			label=$(direct_label "$1-${nq}q" "$d")
-			ctl="" attrs="emulate_write_cache=1 nr_queues=$nq"
+			if [ "$nq" = default ]; then
+				label=$(direct_label "$1" "$d") attrs="emulate_write_cache=1"
+			else
+				label=$(direct_label "$1-${nq}q" "$d")
+				attrs="emulate_write_cache=1 nr_queues=$nq"
+			fi
+			ctl=""
 			if [ "$f" = 1 ]; then
 				label=$label-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
 				attrs="$attrs data_area_fixed=1"
@@ -506,7 +513,8 @@ kmod_file_rows() {
 			fi
 			bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
 				create_user_backstore "insn-$label" file "$(file_cfg "$d")" $size)
-			expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
+			[ "$nq" = default ] ||
+				expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "$label attrib/nr_queues"
 			wait_uio_open "$TCMUD_PID" 30
 			insn_run "$label" "$(export_via_loop "$bs")"
 			zc_cmds "$label" "$bs"
@@ -530,8 +538,8 @@ if [ -n "$kmod" ]; then
 		# this boot too.
 		[ -z "${BENCH_INSN_TCMUD_BEFORE:-}" ] ||
 			kmod_file_rows "${BENCH_INSN_TCMUD_BEFORE_LABEL:-tcmud-before}" \
-				"$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE"
-		kmod_file_rows tcmud "$TCMUD_BUILD/daemon/core/tcmud"
+				"$TCMUD_BUILD/$BENCH_INSN_TCMUD_BEFORE" "${BENCH_INSN_QUEUES:-1}"
+		kmod_file_rows tcmud "$TCMUD_BUILD/daemon/core/tcmud" "${BENCH_INSN_QUEUES:-1}"
 	fi
 	if has tcmud-rbd; then
 		# A daemon per row, so that each row's threads are its own.
@@ -551,29 +559,7 @@ for variant in ${BENCH_INSN_KMODS:-}; do
 	rmdir "$TARGET"/core/user_* 2>/dev/null || true
 	rmmod target_core_user uio || fail "$label: could not unload the TCMU modules"
 	TCMUD_KMOD=$vdir load_target_stack
-	start_tcmud
-	for d in $tcmud_direct; do
-	for f in $kmod_fixed; do
-	for z in $kmod_zc; do
-		row=$(direct_label "$label" "$d") ctl="" attrs="emulate_write_cache=1"
-		if [ "$f" = 1 ]; then
-			row=$row-fixed ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
-			attrs="$attrs data_area_fixed=1"
-		fi
-		if [ "$z" = 1 ]; then
-			row=$row-zc ctl="max_data_area_mb=${BENCH_INSN_FIXED_MB:-16}"
-			attrs="$attrs zero_copy=1"
-		fi
-		bs=$(USER_BACKSTORE_CONTROL=$ctl USER_BACKSTORE_ATTRS=$attrs \
-			create_user_backstore "insn-$row" file "$(file_cfg "$d")" $size)
-		wait_uio_open "$TCMUD_PID" 30
-		insn_run "$row" "$(export_via_loop "$bs")"
-		zc_cmds "$row" "$bs"
-		remove_all_targets
-	done
-	done
-	done
-	bench_stop_daemon "$TCMUD_PID"
+	kmod_file_rows "$label" "$TCMUD_BUILD/daemon/core/tcmud"
 	cat /proc/kallsyms > "$TCMUD_VM_OUT/kallsyms-$label.txt"
 done
 cp /tmp/insn/marks.log "$out/guest-marks.log"
