@@ -121,6 +121,9 @@ enable_user_backstore() {
 # export_via_loop BACKSTORE_DIR -> prints /dev/sdX once it exists.
 # The nexus must be written before the LUN is linked: the other order leaves
 # no disk and a target that cannot be removed without a reboot.
+# A TCMU disk's size must be its attrib/dev_size: a READ CAPACITY gone wrong
+# otherwise shows only as I/O that quietly does less. A size of 0 is left to
+# the scenario (a disk exported while no daemon serves it has none yet).
 export_via_loop() {
 	local bs=$1 n wwn tpg addr sd
 	n=$(count_matches "$TARGET"/loopback/naa.*)
@@ -132,10 +135,25 @@ export_via_loop() {
 	addr=$(cat "$tpg/address")  # host:channel:target
 	for _ in $(seq "$(scaled 100)"); do
 		sd=$(ls "/sys/bus/scsi/devices/$addr:0/block" 2>/dev/null || true)
-		[ -n "$sd" ] && [ -b "/dev/$sd" ] && { echo "/dev/$sd"; return 0; }
+		if [ -n "$sd" ] && [ -b "/dev/$sd" ]; then
+			check_disk_size "/dev/$sd" "$bs"
+			echo "/dev/$sd"
+			return 0
+		fi
 		sleep 0.2
 	done
 	fail "no /dev/sdX for $bs at $addr:0"
+}
+
+# check_disk_size DEV BACKSTORE_DIR: fails if DEV's size is neither 0 nor
+# the TCMU device's attrib/dev_size (other back stores have none to check).
+check_disk_size() {
+	local want got
+	[ -r "$2/attrib/dev_size" ] || return 0
+	want=$(cat "$2/attrib/dev_size")
+	got=$(blockdev --getsize64 "$1")
+	[ "$got" = 0 ] || [ "$got" = "$want" ] ||
+		fail "$1 has $got bytes; ${2##*/}'s dev_size is $want"
 }
 
 # Mounts a fresh XFS on /mnt/bench, for the bench scenarios: the backing
