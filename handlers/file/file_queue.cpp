@@ -24,6 +24,9 @@ namespace {
 // the rest follows as a resumed short transfer.
 constexpr size_t max_iov_per_sqe = IOV_MAX;
 constexpr uint64_t max_single_len = 1ull << 30;
+// READ and WRITE sit at the same distance from their _FIXED forms.
+constexpr unsigned plain_to_fixed_op = IORING_OP_READ - IORING_OP_READ_FIXED;
+static_assert(IORING_OP_WRITE - IORING_OP_WRITE_FIXED == plain_to_fixed_op);
 
 } // namespace
 
@@ -241,21 +244,13 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 	const bool is_read = io.op == block_op::read;
 	if (iov.size() == 1) {
 		// Nearly every command: one iovec, inline.
-		const auto len = std::min<uint64_t>(iov[0].iov_len, max_single_len);
-		int index = 0;
-		uint64_t n;
-		if (fixed_area_.size &&
-		    (n = fixed_buffer_slice(fixed_area_, reinterpret_cast<uintptr_t>(iov[0].iov_base),
-					    len, &index))) {
-			io_uring_prep_rw(is_read ? IORING_OP_READ_FIXED : IORING_OP_WRITE_FIXED, sqe,
-					 sqe_fd_, iov[0].iov_base, static_cast<unsigned>(n), off);
-			sqe->buf_index = static_cast<uint16_t>(index);
-			fixed_buffer_sqes_++;
-		} else if (is_read) {
+		const uint64_t len = std::min<uint64_t>(iov[0].iov_len, max_single_len);
+		if (is_read)
 			io_uring_prep_read(sqe, sqe_fd_, iov[0].iov_base, static_cast<unsigned>(len), off);
-		} else {
+		else
 			io_uring_prep_write(sqe, sqe_fd_, iov[0].iov_base, static_cast<unsigned>(len), off);
-		}
+		if (fixed_area_.size)
+			use_fixed_buffer(reinterpret_cast<uintptr_t>(iov[0].iov_base), len, sqe);
 	} else if (!fixed_area_.size || !prepare_fixed(iov, off, is_read, sqe)) {
 		auto n = static_cast<unsigned>(iov.size());
 		if (is_read)
@@ -272,6 +267,27 @@ void file_queue::prepare_rw(request *req, io_uring_sqe *sqe)
 		sqe->rw_flags |= rwf_atomic;
 	if (async_threshold_ && io.length - io.progress >= async_threshold_)
 		sqe->flags |= IOSQE_ASYNC;
+}
+
+// A READ or WRITE SQE already prepared for [addr, addr + len) becomes
+// READ_FIXED or WRITE_FIXED if that range lies inside the registered area:
+// the same fields but the opcode and buf_index, so the plain prep is not
+// repeated (~13 instructions a command less than preparing again).
+void file_queue::use_fixed_buffer(uintptr_t addr, uint64_t len, io_uring_sqe *sqe)
+{
+	// Unsigned: an address below the area wraps to a huge offset.
+	const uintptr_t rel = addr - fixed_area_.base;
+	if (rel >= fixed_area_.size || len > fixed_area_.size - rel)
+		return;
+	// An area of one buffer (a data area up to 1 GiB) needs no cut and
+	// has index 0, which the plain prep already wrote.
+	if (fixed_area_.size > (uint64_t{1} << fixed_buffer_shift)) [[unlikely]] {
+		int index = 0;
+		sqe->len = static_cast<unsigned>(fixed_buffer_slice(fixed_area_, addr, len, &index));
+		sqe->buf_index = static_cast<uint16_t>(index);
+	}
+	sqe->opcode = static_cast<uint8_t>(sqe->opcode - plain_to_fixed_op);
+	fixed_buffer_sqes_++;
 }
 
 // READ_FIXED/WRITE_FIXED for several iovecs if they are one contiguous

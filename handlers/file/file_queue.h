@@ -74,6 +74,8 @@ private:
 	// Inline into submit() and start(): out of line it cost a call and
 	// its prologue per read or write.
 	[[gnu::always_inline]] inline void prepare_rw(request *req, io_uring_sqe *sqe);
+	[[gnu::always_inline]] inline void use_fixed_buffer(uintptr_t addr, uint64_t len,
+							    io_uring_sqe *sqe);
 	bool prepare_fixed(std::span<const iovec> iov, uint64_t off, bool is_read,
 			   io_uring_sqe *sqe);
 	std::span<const iovec> remaining_iov(request *req);

@@ -135,6 +135,54 @@ TEST_CASE("one iovec inside the registered area goes as WRITE_FIXED and READ_FIX
 	CHECK(f.fq().fixed_buffer_sqes() == 2);
 }
 
+// An area over 1 GiB is several registered buffers: the queue cuts a range
+// at a buffer's end and names the buffer it starts in. Registering that much
+// would pin gigabytes, so the queue is told of an area that registers
+// nothing (the kernel then fails the I/O; only the prepared SQEs count).
+TEST_CASE("an area over 1 GiB: the range is cut at its buffer's end and indexed", "[file][fixed]")
+{
+	constexpr uint64_t gib = uint64_t{1} << 30;
+	temp_file file{dev_size};
+	area_map area{area_size};
+	auto engine = make_engine();
+	gated_engine gate{*engine};
+	// Buffer 0 ends 4 KiB into the mapping; buffer 1 covers the rest.
+	const auto base = reinterpret_cast<uintptr_t>(area.p) + 4096 - gib;
+	gate.pretend_area = fixed_buffer_area{base, 2 * gib};
+	auto store = open_store(file.path(), dev_size);
+	auto queue = store->open_queue(gate);
+	auto &fq = static_cast<file_queue &>(*queue);
+	REQUIRE(fq.uses_fixed_buffers());
+
+	iovec across{area.at(0), 16384};
+	block_io read = make_rw(block_op::read, 0, {&across, 1});
+	recording_completion done;
+	read.done = &done;
+	fq.submit(read);
+	io_uring_sqe first = *gate.last;
+	CHECK(first.opcode == IORING_OP_READ_FIXED);
+	CHECK(first.buf_index == 0);
+	CHECK(first.len == 4096);
+	CHECK(first.addr == reinterpret_cast<uintptr_t>(area.at(0)));
+
+	iovec second_buffer{area.at(8192), 8192};
+	block_io write = make_rw(block_op::write, 8192, {&second_buffer, 1});
+	recording_completion done2;
+	write.done = &done2;
+	fq.submit(write);
+	CHECK(gate.last->opcode == IORING_OP_WRITE_FIXED);
+	CHECK(gate.last->buf_index == 1);
+	CHECK(gate.last->len == 8192);
+	CHECK(fq.fixed_buffer_sqes() == 2);
+
+	// Let both end (in errors: nothing is registered) before the queue closes.
+	const __kernel_timespec wait{.tv_sec = 5, .tv_nsec = 0};
+	for (int round = 0; round < 100 && (done.results.empty() || done2.results.empty()); round++)
+		REQUIRE(engine->run_once(1, &wait) >= 0);
+	CHECK(done.results.size() == 1);
+	CHECK(done2.results.size() == 1);
+}
+
 TEST_CASE("adjacent iovecs count as one range; a gap takes the vectored path", "[file][fixed]")
 {
 	fixed_fixture f;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,7 +143,13 @@ struct gated_engine final : io_engine {
 	void wait_for_sqe(io_completion *waiter) override { real.wait_for_sqe(waiter); }
 	setup_result<int> register_file(int fd) override { return real.register_file(fd); }
 	void unregister_file(int index) override { real.unregister_file(index); }
-	fixed_buffer_area fixed_buffers() const override { return real.fixed_buffers(); }
+	// Set before the queue opens: the area the queue is told is
+	// registered, in place of the real engine's (which need not have it).
+	std::optional<fixed_buffer_area> pretend_area;
+	fixed_buffer_area fixed_buffers() const override
+	{
+		return pretend_area ? *pretend_area : real.fixed_buffers();
+	}
 };
 
 struct recording_completion final : io_completion {
