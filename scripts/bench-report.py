@@ -286,7 +286,10 @@ def main():
                      "target), prefilled (1 MiB of random bytes repeated), exported through tcm_loop "
                      "with the none scheduler; fio libaio direct=1 time_based; fileio = LIO "
                      "target_core_file; tcmu-runner = Debian's qcow handler on the raw image; "
-                     "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N; "
+                     "tcmud = user:file; tcmud-Nq = tcmud on the patched modules with nr_queues=N"
+                     + (f" and data_area_fixed=1 (max_data_area_mb {meta.get('kmod_fixed_mb')}: the data "
+                        "area registered as io_uring fixed buffers)" if meta.get("kmod_fixed") == "1" else "")
+                     + "; "
                      "*-rbd = the same daemons on a prefilled 256 MiB rbd image of a one-node "
                      "memstore Ceph on the host (scripts/ceph-testbed.sh), librbd cache off",
                commands_note="SCSI commands completed by the disk (/sys/block/sdX/stat) over the "

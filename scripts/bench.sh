@@ -16,7 +16,7 @@
 #                    [--workloads "randread-4k randwrite-4k randread-128k"]
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
-#                    [--revision REV] [--rbd] [--medium loop|virtio] [--icount N]
+#                    [--revision REV] [--rbd] [--medium loop|virtio] [--icount N] [--fixed]
 #   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR] [--rbd]
 #                    [--medium loop|virtio]
 #
@@ -43,6 +43,10 @@
 #           thread and their instructions add up in guest time, so more
 #           vCPUs or queues cannot show parallel speed-up, only less work
 #           per command. Idle time still passes in host time. Timed mode only.
+# --fixed   the patched rows with data_area_fixed=1 (kmod patch 0009; 32 MiB
+#           data area per queue), registered by tcmud as io_uring fixed
+#           buffers: the set-up the instruction-count goals are met on.
+#           Timed mode only.
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
@@ -65,7 +69,7 @@ command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
 iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
-insn=0 insn_reps=3 insn_profile=1 medium=loop icount=""
+insn=0 insn_reps=3 insn_profile=1 medium=loop icount="" kmod_fixed=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -79,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--rbd) rbd=1; shift ;;
 	--medium) medium=$2; shift 2 ;;
 	--icount) icount=$2; shift 2 ;;
+	--fixed) kmod_fixed=1; shift ;;
 	--runtime) runtime=$2; shift 2 ;;
 	--ramp) ramp=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
@@ -146,6 +151,9 @@ bench_insn() {
 [ -f "$build/build.ninja" ] && ninja -C "$build" daemon/core/tcmud >&2
 [ -x "$build/daemon/core/tcmud" ] ||
 	{ echo "bench: no $build/daemon/core/tcmud (meson setup $build && ninja -C $build)" >&2; exit 2; }
+if [ $kmod_fixed = 1 ] && { [ $insn = 1 ] || [ $use_kmod = 0 ]; }; then
+	echo "bench: --fixed is for the timed mode's patched rows (not --insn, not --no-kmod)" >&2; exit 2
+fi
 if [ $insn = 1 ] && [ -n "$icount" ]; then
 	echo "bench: --icount is for the timed mode (--insn counts instructions already)" >&2; exit 2
 fi
@@ -174,6 +182,7 @@ BENCH_CALLGRIND_IOS=$callgrind_ios
 BENCH_CALLGRIND_JOBS=$callgrind_jobs
 BENCH_RBD=$rbd
 BENCH_MEDIUM=$medium
+BENCH_KMOD_FIXED=$kmod_fixed
 ENV
 vmout=$build/vm-out/bench-mq
 # The scenario's revision, taken before the boot: others may commit during it.

@@ -8,6 +8,7 @@
 #     tcmud        user:file on the classic single-ring ABI
 #   patched modules (--kmod; inserted after the stock ones are unloaded):
 #     tcmud-<N>q   tcmud on a device with nr_queues=N, for N in BENCH_QUEUES
+#                  (with data_area_fixed=1 if BENCH_KMOD_FIXED=1)
 # and with BENCH_RBD=1 (scripts/bench.sh --rbd) the same on an rbd image of
 # the host's Ceph test bed: tcmu-runner-rbd, tcmud-rbd, tcmud-rbd-<N>q, and
 # `rbd bench` on the host (tests/vm/bench/bench-rbd.sh)
@@ -75,6 +76,8 @@ size=$((256 << 20))
 	echo "workloads=$BENCH_WORKLOADS"
 	echo "iodepth=$BENCH_IODEPTH"
 	echo "queues=${kmod:+$BENCH_QUEUES}"
+	echo "kmod_fixed=${BENCH_KMOD_FIXED:-0}"
+	echo "kmod_fixed_mb=${BENCH_FIXED_MB:-32}"
 	echo "callgrind_ios=$BENCH_CALLGRIND_IOS"
 	echo "callgrind_jobs=$BENCH_CALLGRIND_JOBS"
 	echo "backing_fs=${BENCH_FS:-xfs}"
@@ -151,11 +154,22 @@ log "patched modules live"
 
 start_tcmud
 labels=()
+# BENCH_KMOD_FIXED=1 (scripts/bench.sh --fixed): every patched row with
+# kmod patch 0009's data_area_fixed, which tcmud registers as io_uring
+# fixed buffers; the area is allocated whole at enable, so it is kept to
+# BENCH_FIXED_MB per queue (32: 4 jobs x 16 x 128 KiB in flight need 8).
+fixed_attrs=""
+[ "${BENCH_KMOD_FIXED:-0}" = 0 ] || fixed_attrs="data_area_fixed=1 max_data_area_mb=${BENCH_FIXED_MB:-32}"
 for nq in $BENCH_QUEUES; do
-	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq" \
+	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq $fixed_attrs" \
 		create_user_backstore "bench-q$nq" file $img $size)
 	expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "bench-q$nq attrib/nr_queues"
 	wait_uio_open "$TCMUD_PID" 30
+	if [ -n "$fixed_attrs" ]; then
+		expect_eq "$(cat "$bs/attrib/data_area_fixed")" 1 "bench-q$nq attrib/data_area_fixed"
+		[ "$(grep -c "bench-q$nq.*registered as io_uring fixed buffers" "$TCMUD_LOG")" = "$nq" ] ||
+			fail "tcmud did not register bench-q$nq's $nq data area(s) as fixed buffers"
+	fi
 	dev=$(export_via_loop "$bs")
 	grep -q "bench-q$nq: serving /dev/uio.*$nq queue(s)" "$TCMUD_LOG" ||
 		fail "tcmud did not serve bench-q$nq with $nq queues"
