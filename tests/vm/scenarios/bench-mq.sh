@@ -158,11 +158,13 @@ labels=()
 # kmod patch 0009's data_area_fixed, which tcmud registers as io_uring
 # fixed buffers; the area is allocated whole at enable, so it is kept to
 # BENCH_FIXED_MB per queue (32: 4 jobs x 16 x 128 KiB in flight need 8).
-fixed_attrs=""
-[ "${BENCH_KMOD_FIXED:-0}" = 0 ] || fixed_attrs="data_area_fixed=1 max_data_area_mb=${BENCH_FIXED_MB:-32}"
+fixed_attrs="" fixed_ctl=""
+if [ "${BENCH_KMOD_FIXED:-0}" != 0 ]; then
+	fixed_attrs="data_area_fixed=1" fixed_ctl="max_data_area_mb=${BENCH_FIXED_MB:-32}"
+fi
 for nq in $BENCH_QUEUES; do
 	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=$nq $fixed_attrs" \
-		create_user_backstore "bench-q$nq" file $img $size)
+		USER_BACKSTORE_CONTROL="$fixed_ctl" create_user_backstore "bench-q$nq" file $img $size)
 	expect_eq "$(cat "$bs/attrib/nr_queues")" "$nq" "bench-q$nq attrib/nr_queues"
 	wait_uio_open "$TCMUD_PID" 30
 	if [ -n "$fixed_attrs" ]; then
