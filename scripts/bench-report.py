@@ -139,13 +139,16 @@ def fio_result(path):
 def read_rows(bench, clk_tck, iodepth):
     rows = []
     for line in open(os.path.join(bench, "counters.tsv")):
-        label, workload, jobs, cmds, vol, invol, ticks = line.split()
+        # idle_pct, the 8th field, is missing from runs made before it
+        label, workload, jobs, cmds, vol, invol, ticks, *idle = line.split()
         target, modules, nq = describe(label)
         row = dict(label=label, target=target, modules=modules, nr_queues=nq, workload=workload,
                    jobs=int(jobs), iodepth=iodepth)
         row.update(fio_result(os.path.join(bench, f"{label}-{workload}-j{jobs}.json")))
         cmds = int(cmds)
         row["commands"] = cmds
+        if idle:
+            row["guest_idle_pct"] = float(idle[0])
         if vol != "-" and cmds:
             row.update(ctxt_voluntary=int(vol), ctxt_nonvoluntary=int(invol), cpu_ticks=int(ticks),
                        ctxt_per_cmd=round((int(vol) + int(invol)) / cmds, 3),
@@ -195,8 +198,8 @@ def markdown(doc, labels, workloads, jobs_set):
             out.append("| " + " | ".join([w, str(j)] + [fmt(by.get((l, w, j), {}).get("iops"))
                                                         for l in labels]) + " |")
     out += ["", "## Every row", "",
-            "| workload | jobs | target | modules | queues | IOPS | MB/s | lat µs | commands | ctxsw/cmd | CPU-µs/cmd |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| workload | jobs | target | modules | queues | IOPS | MB/s | lat µs | commands | ctxsw/cmd | CPU-µs/cmd | guest idle % |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for w in workloads:
         for j in jobs_set:
             for l in labels:
@@ -206,7 +209,8 @@ def markdown(doc, labels, workloads, jobs_set):
                 out.append("| " + " | ".join([
                     w, str(j), r["target"], r["modules"], fmt(r["nr_queues"]), fmt(r["iops"]),
                     fmt(r["mb_s"]), fmt(r["lat_mean_us"]), fmt(r["commands"]),
-                    fmt(r.get("ctxt_per_cmd"), 2), fmt(r.get("cpu_us_per_cmd"))]) + " |")
+                    fmt(r.get("ctxt_per_cmd"), 2), fmt(r.get("cpu_us_per_cmd")),
+                    fmt(r.get("guest_idle_pct"), 1)]) + " |")
     cg = doc["callgrind"]
     out += ["", f"## Instructions per command (callgrind, user space, all threads; 4k randread qd16, "
             f"{meta.get('callgrind_jobs')} jobs x {meta.get('callgrind_ios')} reads)", ""]

@@ -15,7 +15,9 @@
 # Every run leaves in $BENCH_OUT:
 #   <label>-<workload>-j<jobs>.json   fio's own JSON
 #   counters.tsv   label workload jobs commands ctxt_voluntary ctxt_nonvoluntary cpu_ticks
-#                  (the daemon's counts over the whole fio run; "-" for fileio)
+#                  idle_pct (the daemon's counts over the whole fio run; "-" for
+#                  fileio; idle_pct: the guest's idle + iowait share of all its
+#                  CPUs' time over the same window, every row)
 #   callgrind.tsv  label commands instructions (from callgrind dumps)
 #   queues.tsv     label queue commands doorbells (tcmud's per-queue totals)
 # Commands are the SCSI commands the disk completed (/sys/block/sdX/stat),
@@ -142,6 +144,14 @@ disk_commands() {
 	awk '{print $1 + $5 + ($12 + 0) + ($16 + 0)}' "/sys/block/$(basename "$1")/stat"
 }
 
+# -> "idle total": the guest's idle + iowait and all jiffies so far, all CPUs.
+# Under -icount a halted guest's time passes in host time, so the share of
+# it a row leaves idle is time no instruction ran (waits on timers or on the
+# host), which instructions per command do not show.
+guest_cpu_jiffies() {
+	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $5 + $6, t; exit }' /proc/stat
+}
+
 # bench_prepare_disk /dev/sdX: the same queue settings for every target.
 bench_prepare_disk() {
 	echo none > "/sys/block/$(basename "$1")/queue/scheduler" 2>/dev/null || true
@@ -152,6 +162,7 @@ bench_prepare_disk() {
 # the daemon's counters into $BENCH_OUT.
 bench_fio() {
 	local label=$1 workload=$2 jobs=$3 dev=$4 pid=${5:-} c0 c1 v=0 n=0 t0=0 t1=0 args
+	local idle0 all0 idle1 all1 idle_pct
 	local tmp=/tmp/bench-ctxt sampler
 	read -ra args < <(bench_workload_args "$workload")
 	if [ -n "$pid" ]; then
@@ -162,24 +173,27 @@ bench_fio() {
 		t0=$(daemon_cpu_ticks "$pid")
 	fi
 	c0=$(disk_commands "$dev")
+	read -r idle0 all0 < <(guest_cpu_jiffies)
 	fio --name="$workload" --filename="$dev" --direct=1 --ioengine=libaio \
 		--time_based --runtime="$BENCH_RUNTIME" --ramp_time="$BENCH_RAMP" \
 		--iodepth="$BENCH_IODEPTH" --numjobs="$jobs" \
 		--group_reporting --output-format=json "${args[@]}" \
 		> "$BENCH_OUT/$label-$workload-j$jobs.json" || fail "$label $workload j$jobs: fio"
 	c1=$(disk_commands "$dev")
+	read -r idle1 all1 < <(guest_cpu_jiffies)
+	idle_pct=$(awk -v i=$((idle1 - idle0)) -v a=$((all1 - all0)) 'BEGIN { printf "%.1f", a ? 100 * i / a : 0 }')
 	if [ -n "$pid" ]; then
 		t1=$(daemon_cpu_ticks "$pid")
 		: > $tmp.stop
 		wait "$sampler" || fail "$label: context switch sampler"
 		read -r v n < $tmp.out
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
-			"$v" "$n" $((t1 - t0)) >> "$BENCH_OUT/counters.tsv"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
+			"$v" "$n" $((t1 - t0)) "$idle_pct" >> "$BENCH_OUT/counters.tsv"
 	else
-		printf '%s\t%s\t%s\t%s\t-\t-\t-\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
-			>> "$BENCH_OUT/counters.tsv"
+		printf '%s\t%s\t%s\t%s\t-\t-\t-\t%s\n' "$label" "$workload" "$jobs" $((c1 - c0)) \
+			"$idle_pct" >> "$BENCH_OUT/counters.tsv"
 	fi
-	log "$label $workload j$jobs: $((c1 - c0)) commands, ctxt $v+$n, cpu $((t1 - t0)) ticks"
+	log "$label $workload j$jobs: $((c1 - c0)) commands, ctxt $v+$n, cpu $((t1 - t0)) ticks, guest idle $idle_pct %"
 }
 
 # bench_run LABEL DEV [DAEMON_PID]: every workload x every jobs value on DEV.
