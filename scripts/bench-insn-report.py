@@ -98,19 +98,52 @@ def analyse(vmout):
                 per_rep.append(dict(rep=r["rep"], commands=r["commands"], ios=r["ios"],
                                     per_cmd={k: c[k] / r["commands"] for k in keys} if r["commands"] else None,
                                     per_io={k: c[k] / r["ios"] for k in keys}))
-            ok = [p for p in per_rep if p["per_cmd"]]
             for p, r in zip(per_rep, reps):
                 p["time"] = {k: round(v, 1) for k, v in r["time"].items()}
+            # With BENCH_INSN_LONG_X the even repetitions are longer: the
+            # table's medians stay over the short ones, and the pairs give
+            # the marginal cost (below).
+            short = min(p["ios"] for p in per_rep)
+            ok = [p for p in per_rep if p["per_cmd"] and p["ios"] == short]
             row = dict(label=label, workload=workload, reps=per_rep,
                        commands_per_io=round(statistics.median(p["commands"] / p["ios"] for p in per_rep), 3))
             for unit in ("per_cmd", "per_io"):
                 row[unit] = {k: round(statistics.median(p[unit][k] for p in ok), 3 if k == "ticks" else None)
                              for k in keys} if ok else None
             # the spread of the total between repetitions, in % of the median
-            tot = [p["per_io"]["total_arch"] for p in per_rep]
+            tot = [p["per_io"]["total_arch"] for p in ok]
             row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
+            row["marginal"] = marginal(per_rep, keys)
             rows.append(row)
     return meta, null, rows, threads(bench)
+
+
+MARGINAL_KEYS = ("user_arch", "kernel_arch", "total_arch", "total_raw")
+
+
+def marginal(per_rep, keys):
+    """Short/long repetition pairs (BENCH_INSN_LONG_X) -> the marginal cost
+    of one command, (long - short) / (its extra commands), and what a run
+    costs besides its commands (fio's start-up and exit, the daemon's first
+    wake-up), the intercept; medians over the pairs. None without pairs."""
+    pairs = []
+    for a, b in zip(per_rep, per_rep[1:]):
+        if a["per_cmd"] and b["per_cmd"] and b["commands"] > a["commands"] and b["ios"] > a["ios"]:
+            pairs.append((a, b))
+    if not pairs:
+        return None
+    out = {}
+    for k in MARGINAL_KEYS:
+        slopes, fixed = [], []
+        for a, b in pairs:
+            ta, tb = a["per_cmd"][k] * a["commands"], b["per_cmd"][k] * b["commands"]
+            s = (tb - ta) / (b["commands"] - a["commands"])
+            slopes.append(s)
+            fixed.append(ta - s * a["commands"])
+        out[k] = round(statistics.median(slopes))
+        out[k + "_fixed"] = round(statistics.median(fixed))
+    out["pairs"] = len(pairs)
+    return out
 
 
 # A thread of the daemon's own (tcmud's threads are unnamed: they carry
@@ -262,6 +295,26 @@ def markdown(doc):
             "user, kernel, total: arch instructions; spread: (max - min) / median of total/I/O "
             "over the repetitions; ticks: local timer interrupts per I/O during the fio run (each costs "
             "instructions, and a loaded host makes more of them per I/O)."]
+    if any(r.get("marginal") for r in rows):
+        out += ["", "Marginal cost per command (BENCH_INSN_LONG_X: each even repetition reads "
+                f"{meta.get('long_x') or '?'} times the I/Os of the odd one before it): (long - short) / the "
+                "extra commands, median over the pairs, and per run what is not per command (the "
+                "intercept: fio's start-up and exit, the daemon's first wake-up; the mark pair already "
+                "subtracted). The table above divides that intercept by the short run's commands; this "
+                "one leaves it out, as a time-based run does.", "",
+                "| back end | workload | pairs | user/cmd | kernel/cmd | total/cmd | x ref | raw/cmd "
+                "| raw x ref | per run (M, total) |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            m = r.get("marginal")
+            if not m:
+                continue
+            ref = rbd_base if "rbd" in r["label"] else base
+            b = (ref.get(r["workload"]) or {}).get("marginal")
+            out.append("| " + " | ".join([
+                r["label"], r["workload"], str(m["pairs"]), fmt(m["user_arch"]), fmt(m["kernel_arch"]),
+                fmt(m["total_arch"]), f"{m['total_arch'] / b['total_arch']:.3f}" if b else "–",
+                fmt(m["total_raw"]), f"{m['total_raw'] / b['total_raw']:.3f}" if b else "–",
+                f"{m['total_arch_fixed'] / 1e6:.1f}"]) + " |")
     out += ["", "Time, which the host's load decides (the plugin slows the guest; not a benchmark): "
             "per repetition, IOPS, the guest's speed (million instructions per second, all vCPUs) and "
             "the vCPUs' idle share. Where the guest is rarely idle, IOPS follow the guest's speed "

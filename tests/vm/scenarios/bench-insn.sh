@@ -68,6 +68,12 @@
 # (BENCH_INSN_REPS), fio reads a fixed number of I/Os (BENCH_INSN_IOS_4K,
 # BENCH_INSN_IOS_128K) and marks the plugin's counters from its
 # --exec_prerun and --exec_postrun, so the interval is fio's I/O loop.
+# BENCH_INSN_LONG_X=K (default 1): each even repetition reads K times as
+# many I/Os, so that the report can take the marginal cost of a command,
+# (long - short) / extra commands, free of what a run costs besides its
+# commands (fio's start-up and exit, the daemon's first wake-up: 0-4 M
+# instructions at 1 job, 20-30 M at 2 jobs, where the other job's start
+# and end fall inside the marks).
 # Commands come from /sys/block/<disk>/stat. Marks taken back to back the
 # same way (the "null" interval) measure what a mark pair itself costs.
 # Leaves in /vm-out/bench-insn/: intervals.tsv (label workload rep from to
@@ -83,6 +89,8 @@
 . "$TCMUD_SRC/tests/vm/bench/bench-rbd.sh"
 [ "${TCMUD_INSN:-0}" != 0 ] || { echo "SKIP: needs tests/vm/run --insn (the instruction counter)"; exit 77; }
 reps=${BENCH_INSN_REPS:-3}
+long_x=${BENCH_INSN_LONG_X:-1}
+[[ $long_x =~ ^[1-9][0-9]*$ ]] || fail "BENCH_INSN_LONG_X: a whole number from 1, not $long_x"
 tcmud_direct=${BENCH_INSN_TCMUD_DIRECT:-0}
 for d in $tcmud_direct; do
 	[[ $d == [01] ]] || fail "BENCH_INSN_TCMUD_DIRECT: 0 and/or 1, not $d"
@@ -185,6 +193,7 @@ insn_fio() {
 	local label=$1 workload=$2 rep=$3 dev=$4 ios c0 c1 t0 t1 args from to
 	read -ra args < <(bench_workload_args "$workload")
 	ios=$(ios_of "$workload")
+	[ $((rep % 2)) = 1 ] || ios=$((ios * long_x))
 	from=$label.$workload.r$rep.from to=$label.$workload.r$rep.to
 	[ -z "$INSN_PID" ] || thread_ticks "$INSN_PID" > /tmp/insn/threads.0
 	tcmud_metrics /tmp/insn/metrics.0
@@ -300,6 +309,7 @@ fi
 	echo "fio=$(fio --version)"
 	echo "tcmu_runner=$(dpkg-query -W -f '${Version}' tcmu-runner)"
 	echo "reps=$reps"
+	echo "long_x=$long_x"
 	echo "jobs=$jobs"
 	echo "workloads=$workloads"
 	echo "ios_4k=$(ios_of randread-4k)"
