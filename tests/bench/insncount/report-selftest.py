@@ -34,11 +34,18 @@ with tempfile.TemporaryDirectory() as out:
         # x 2 reps of 10 I/Os, 20 commands: user 1,100, kernel 21,000 with 5,000 rep and 3,000 spin
         f.write(line("x1.a", 10, 10) + line("x1.b", 1110, 24010, 0, 5000, 0, 3000))
         f.write(line("x2.a", 0, 0) + line("x2.b", 1100, 21000, 0, 5000, 0, 0))
+        # y (BENCH_INSN_LONG_X=3): 50 user and 500 kernel per command plus
+        # 10,000 kernel a run, over the null's 100 + 1,000; 20 commands,
+        # then 60, twice
+        for rep, cmds in ((1, 20), (2, 60), (3, 20), (4, 60)):
+            f.write(line(f"y{rep}.a", 0, 0) + line(f"y{rep}.b", 100 + 50 * cmds, 11000 + 500 * cmds))
     with open(os.path.join(out, "bench-insn", "intervals.tsv"), "w") as f:
         for n in (1, 2, 3):
             f.write(f"null\t-\t{n}\tn{n}.a\tn{n}.b\t0\t0\t1\n")
         f.write("x\tw\t1\tx1.a\tx1.b\t20\t10\t4\n")
         f.write("x\tw\t2\tx2.a\tx2.b\t20\t10\t6\n")
+        for rep, cmds in ((1, 20), (2, 60), (3, 20), (4, 60)):
+            f.write(f"y\tw\t{rep}\ty{rep}.a\ty{rep}.b\t{cmds}\t{cmds}\t0\n")
     with open(os.path.join(out, "bench-insn", "meta.env"), "w") as f:
         f.write("reps=2\n")
     meta, null, rows, _threads = report.analyse(out)
@@ -51,6 +58,16 @@ if null["kernel_raw"] != 1000 or null["user_raw"] != 100:
     bad["null"] = (null, "user_raw 100, kernel_raw 1000")
 if rows[0]["commands_per_io"] != 2.0 or rows[0]["per_io"]["total_arch"] != 1600:
     bad["per_io"] = (rows[0]["commands_per_io"], rows[0]["per_io"]["total_arch"])
+# y: the table over the short runs only (500 + 10,000 / 20 kernel, 50 user
+# a command), the marginal cost and the intercept from the pairs; x has
+# no pairs.
+y = rows[1]
+if y["per_cmd"]["total_arch"] != 1050 or y["spread_pct"] != 0:
+    bad["short reps"] = (y["per_cmd"]["total_arch"], y["spread_pct"], "1050, 0")
+want_m = {"user_arch": 50, "kernel_arch": 500, "total_arch": 550, "total_raw": 550,
+          "total_arch_fixed": 10000, "pairs": 2}
+if not y["marginal"] or any(y["marginal"][k] != v for k, v in want_m.items()) or rows[0]["marginal"]:
+    bad["marginal"] = (y["marginal"], rows[0]["marginal"], want_m)
 # rbd bench's marginal op: start-up 1,000 plus 100 per op, 10 ops then 20;
 # the daemon row at 250 per I/O is 0.4 of the ceiling's 100.
 def bench_row(label, ios, total):
