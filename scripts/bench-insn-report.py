@@ -113,7 +113,7 @@ def analyse(vmout):
             # the spread of the total between repetitions, in % of the median
             tot = [p["per_io"]["total_arch"] for p in ok]
             row["spread_pct"] = round(100 * (max(tot) - min(tot)) / statistics.median(tot), 2) if tot else None
-            row["marginal"] = marginal(per_rep, keys)
+            row["marginal"] = marginal(per_rep)
             rows.append(row)
     return meta, null, rows, threads(bench)
 
@@ -121,7 +121,16 @@ def analyse(vmout):
 MARGINAL_KEYS = ("user_arch", "kernel_arch", "total_arch", "total_raw")
 
 
-def marginal(per_rep, keys):
+def slope(a, b, unit, count, k):
+    """Two repetitions, b the longer -> the cost of one more of COUNT
+    (commands, ios), (b - a) / b's extra, and a's intercept: what the run
+    costs besides them. UNIT is the per-COUNT dict the key is read from."""
+    ta, tb = a[unit][k] * a[count], b[unit][k] * b[count]
+    s = (tb - ta) / (b[count] - a[count])
+    return s, ta - s * a[count]
+
+
+def marginal(per_rep):
     """Short/long repetition pairs (BENCH_INSN_LONG_X) -> the marginal cost
     of one command, (long - short) / (its extra commands), and what a run
     costs besides its commands (fio's start-up and exit, the daemon's first
@@ -134,12 +143,7 @@ def marginal(per_rep, keys):
         return None
     out = {}
     for k in MARGINAL_KEYS:
-        slopes, fixed = [], []
-        for a, b in pairs:
-            ta, tb = a["per_cmd"][k] * a["commands"], b["per_cmd"][k] * b["commands"]
-            s = (tb - ta) / (b["commands"] - a["commands"])
-            slopes.append(s)
-            fixed.append(ta - s * a["commands"])
+        slopes, fixed = zip(*(slope(a, b, "per_cmd", "commands", k) for a, b in pairs))
         out[k] = round(statistics.median(slopes))
         out[k + "_fixed"] = round(statistics.median(fixed))
     out["pairs"] = len(pairs)
@@ -244,9 +248,8 @@ def rbd_bench_marginal(rows):
             q = reps2.get(p["rep"])
             if not q or q["ios"] == p["ios"]:
                 continue
-            n = q["ios"] - p["ios"]
-            arch.append((q["per_io"]["total_arch"] * q["ios"] - p["per_io"]["total_arch"] * p["ios"]) / n)
-            raw.append((q["per_io"]["total_raw"] * q["ios"] - p["per_io"]["total_raw"] * p["ios"]) / n)
+            arch.append(slope(p, q, "per_io", "ios", "total_arch")[0])
+            raw.append(slope(p, q, "per_io", "ios", "total_raw")[0])
         if not arch:
             continue
         daemons = {lb: by[(lb, w)]["per_io"]["total_arch"] for lb in labels

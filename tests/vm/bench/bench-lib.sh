@@ -62,8 +62,10 @@ bench_workload_args() {
 # from them alone: under -icount, a pass each second with a forked sleep(1)
 # and a while-read loop over each status file cost tcmud-1q 11-17 % of its
 # 4k IOPS (1,844-2,004 against 2,214-2,265 without it, fileio 2,581-2,621;
-# 2 jobs, 0001-0016 fixed). Hence the longer period, builtins only, and
-# mapfile, which reads a file a block at a time.
+# 2 jobs, 0001-0016 fixed); mapfile and a builtin wait, still each second,
+# 4-9 %; the same every 4 s, nothing measurable (2,228 against 2,237-2,312).
+# A pass's own instructions (~2.5 ms of guest time a file) explain less
+# than that: how a pass disturbs the rows was not found.
 ctxt_sampler() {
 	local pid=$1 out=$2 ready=$3 stop=$4 st tid v n i last=0 tv=0 tn=0 nap
 	local -a lines
@@ -74,9 +76,8 @@ ctxt_sampler() {
 		for st in /proc/"$pid"/task/*/status; do
 			tid=${st%/status} v="" n=""
 			tid=${tid##*/}
-			# mapfile reads a seekable file a block at a time; read -d
-			# or a while-read loop read it byte by byte (~12 ms a file
-			# under -icount). The counts sit near the end.
+			# mapfile reads a file a block at a time (a while-read
+			# loop takes a read(2) a line). The counts sit near the end.
 			{ mapfile -t lines < "$st"; } 2>/dev/null || continue
 			for ((i = ${#lines[@]} - 1; i >= 0 && i >= ${#lines[@]} - 8; i--)); do
 				case ${lines[i]} in
