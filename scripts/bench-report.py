@@ -10,6 +10,7 @@ import argparse
 import datetime
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 
@@ -19,8 +20,17 @@ KNOWN = {"fileio": ("fileio", "stock", None), "tcmu-runner": ("tcmu-runner", "st
          "tcmu-runner-rbd": ("tcmu-runner rbd", "stock", None), "tcmud-rbd": ("tcmud rbd", "stock", None)}
 
 
+def pair_of(label):
+    """'pair3-tcmud-1q' -> (3, 'tcmud-1q'); (None, label) for a row outside the paired runs"""
+    head, _, rest = label.partition("-")
+    if head.startswith("pair") and head[4:].isdigit() and rest:
+        return int(head[4:]), rest
+    return None, label
+
+
 def describe(label):
     """label -> (target, modules, nr_queues): tcmud-Nq, tcmud-rbd-Nq on the patched modules"""
+    label = pair_of(label)[1]
     if label in KNOWN:
         return KNOWN[label]
     if label.startswith("tcmud-rbd-"):
@@ -157,6 +167,51 @@ def read_rows(bench, clk_tck, iodepth):
     return rows
 
 
+def paired(rows):
+    """The paired runs (bench-mq.sh's BENCH_PAIRS) by workload and jobs: each pair's IOPS
+    and tcmud-1q / fileio ratio, and the median and range of the ratios."""
+    by = {}
+    for r in rows:
+        n, base = pair_of(r["label"])
+        if n is not None:
+            by.setdefault((r["workload"], r["jobs"]), {}).setdefault(n, {})[base] = r["iops"]
+    out = []
+    for (workload, jobs), runs in by.items():
+        pairs = []
+        for n in sorted(runs):
+            f, t = runs[n].get("fileio"), runs[n].get("tcmud-1q")
+            if f and t is not None:
+                pairs.append(dict(pair=n, first="fileio" if n % 2 else "tcmud-1q", fileio_iops=f,
+                                  tcmud_iops=t, ratio=round(t / f, 4)))
+        if not pairs:
+            continue
+        ratios = [p["ratio"] for p in pairs]
+        out.append(dict(workload=workload, jobs=jobs, pairs=pairs, ratio_median=round(statistics.median(ratios), 4),
+                        ratio_min=min(ratios), ratio_max=max(ratios),
+                        fileio_iops_median=round(statistics.median(p["fileio_iops"] for p in pairs)),
+                        tcmud_iops_median=round(statistics.median(p["tcmud_iops"] for p in pairs))))
+    return out
+
+
+def paired_markdown(doc):
+    if not doc.get("pairs"):
+        return []
+    out = ["", "## Paired runs: tcmud-1q against fileio, in turn", "",
+           "Both served at once on the patched modules"
+           + (" (tcmud-1q with data_area_fixed=1)" if doc["meta"].get("kmod_fixed") == "1" else "")
+           + "; each pair runs both once, the order swapped every pair (ABBA).", "",
+           "| workload | jobs | pair | first | fileio | tcmud-1q | ratio |", "|---|---|---|---|---|---|---|"]
+    for g in doc["pairs"]:
+        out += [f"| {g['workload']} | {g['jobs']} | {p['pair']} | {p['first']} | {p['fileio_iops']:,} | "
+                f"{p['tcmud_iops']:,} | {p['ratio']:.3f} |" for p in g["pairs"]]
+    out += ["", "| workload | jobs | pairs | fileio IOPS, median | tcmud-1q IOPS, median | "
+            "ratio, median | ratio, range |", "|---|---|---|---|---|---|---|"]
+    out += [f"| {g['workload']} | {g['jobs']} | {len(g['pairs'])} | {g['fileio_iops_median']:,} | "
+            f"{g['tcmud_iops_median']:,} | **{g['ratio_median']:.3f}** | "
+            f"{g['ratio_min']:.3f}-{g['ratio_max']:.3f} |" for g in doc["pairs"]]
+    return out
+
+
 def read_tsv(path):
     return [line.split() for line in open(path)] if os.path.exists(path) else []
 
@@ -226,6 +281,7 @@ def markdown(doc, labels, workloads, jobs_set):
         out += [f"| {q['label']} | {q['queue']} | {q['commands']:,} | {q['doorbells']:,} | "
                 f"{fmt(round(q['commands'] / q['doorbells'], 2) if q['doorbells'] else None, 2)} |"
                 for q in doc["queues"]]
+    out += paired_markdown(doc)
     out += rbd_summary(doc, workloads)
     return "\n".join(out) + "\n"
 
@@ -268,7 +324,8 @@ def main():
     meta = dict(line.strip().split("=", 1) for line in open(os.path.join(args.bench, "meta.env"))
                 if "=" in line)
     rows = read_rows(args.bench, int(meta.get("clk_tck", 100)), int(meta.get("iodepth", 16)))
-    labels = list(dict.fromkeys(r["label"] for r in rows))
+    # The paired runs have their own section, not columns of the tables and plot.
+    labels = list(dict.fromkeys(r["label"] for r in rows if pair_of(r["label"])[0] is None))
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     jobs_set = sorted({r["jobs"] for r in rows})
     callgrind = [dict(label=l, commands=int(c), instructions=int(i),
@@ -300,7 +357,7 @@ def main():
                              "whole fio run incl. ramp; 128k reads are 2 commands on tcmu-runner "
                              "(max_sectors_kb 64), 1 on fileio and tcmud; ctxsw = voluntary + involuntary "
                              "switches of all the daemon's threads; CPU = utime + stime of the daemon",
-               results=rows, callgrind=callgrind, queues=queues,
+               results=rows, callgrind=callgrind, queues=queues, pairs=paired(rows),
                rbd_bench=read_tsv(os.path.join(args.bench, "rbd-bench.tsv")))
     file_labels = [l for l in labels if not describe(l)[0].endswith(" rbd")]
     plot(doc, file_labels, workloads, jobs_set, doc["png"])

@@ -17,6 +17,7 @@
 #                    [--iodepth N] [--callgrind-ios N] [--callgrind-jobs N]
 #                    [--no-callgrind] [--quick] [--out DIR] [--timeout S]
 #                    [--revision REV] [--rbd] [--medium loop|virtio] [--icount N] [--fixed]
+#                    [--pairs N]
 #   scripts/bench.sh --insn [--build DIR] [--insn-reps N] [--no-profile] [--out DIR] [--rbd]
 #                    [--medium loop|virtio]
 #
@@ -47,6 +48,13 @@
 #           data area per queue), registered by tcmud as io_uring fixed
 #           buffers: the set-up the instruction-count goals are met on.
 #           Timed mode only.
+# --pairs N then, on the patched modules, fileio and tcmud-1q (with
+#           --fixed's data area if given) served side by side and each
+#           workload x jobs value run N times on each, alternating, the
+#           order swapped every pair (ABBA): the report's "Paired runs"
+#           gives each pair's tcmud-1q / fileio IOPS ratio, their median
+#           and range. For a ratio goal this beats two rows minutes apart.
+#           Timed mode only, with the patched half.
 # --revision  the tcmud revision to record when the build's source tree is
 #           not a git checkout (default: git rev-parse there, +dirty if changed)
 # Prints the markdown; fio JSON and daemon logs stay in <build>/vm-out/bench-mq/.
@@ -69,7 +77,7 @@ command="scripts/bench.sh $*"
 build=$src/build out=$src/bench-results kmod="" use_kmod=1 smp=2 mem=2048 timeout=2400
 runtime=5 ramp=1 jobs="1 2 4" queues="1 2 4" workloads="randread-4k randwrite-4k randread-128k"
 iodepth=16 callgrind=1 callgrind_ios=200 callgrind_jobs=2 commit="" rbd=0
-insn=0 insn_reps=3 insn_profile=1 medium=loop icount="" kmod_fixed=0
+insn=0 insn_reps=3 insn_profile=1 medium=loop icount="" kmod_fixed=0 pairs=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath "$2"); shift 2 ;;
@@ -84,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--medium) medium=$2; shift 2 ;;
 	--icount) icount=$2; shift 2 ;;
 	--fixed) kmod_fixed=1; shift ;;
+	--pairs) pairs=$2; shift 2 ;;
 	--runtime) runtime=$2; shift 2 ;;
 	--ramp) ramp=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
@@ -97,7 +106,7 @@ while [ $# -gt 0 ]; do
 	--insn-reps) insn_reps=$2; shift 2 ;;
 	--no-profile) insn_profile=0; shift ;;
 	--quick) jobs=1 runtime=1 ramp=0 callgrind_ios=50; shift ;;
-	-h|--help) sed -n "2,61p" "$0"; exit 0 ;;
+	-h|--help) sed -n "2,69p" "$0"; exit 0 ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -154,6 +163,12 @@ bench_insn() {
 if [ $kmod_fixed = 1 ] && { [ $insn = 1 ] || [ $use_kmod = 0 ]; }; then
 	echo "bench: --fixed is for the timed mode's patched rows (not --insn, not --no-kmod)" >&2; exit 2
 fi
+case $pairs in
+''|*[!0-9]*) echo "bench: --pairs takes a count" >&2; exit 2 ;;
+esac
+if [ "$pairs" -gt 0 ] && { [ $insn = 1 ] || [ $use_kmod = 0 ]; }; then
+	echo "bench: --pairs is for the timed mode's patched half (not --insn, not --no-kmod)" >&2; exit 2
+fi
 if [ $insn = 1 ] && [ -n "$icount" ]; then
 	echo "bench: --icount is for the timed mode (--insn counts instructions already)" >&2; exit 2
 fi
@@ -183,6 +198,7 @@ BENCH_CALLGRIND_JOBS=$callgrind_jobs
 BENCH_RBD=$rbd
 BENCH_MEDIUM=$medium
 BENCH_KMOD_FIXED=$kmod_fixed
+BENCH_PAIRS=$pairs
 ENV
 vmout=$build/vm-out/bench-mq
 # The scenario's revision, taken before the boot: others may commit during it.

@@ -225,8 +225,13 @@ bench_run() {
 
 # bench_queue_totals LABEL DEVICE LOG: tcmud's per-queue "stopped after N
 # commands ... and M doorbells" lines for DEVICE (logged when it is removed)
-# into queues.tsv. They cover all runs on that device, not one run.
+# into queues.tsv. They cover all runs on that device, not one run. The
+# daemon logs them after the removal returns, so they are waited for (5 s).
 bench_queue_totals() {
+	for _ in $(seq 50); do
+		grep -q "$2: queue [0-9]*: stopped after" "$3" && break
+		sleep 0.1
+	done
 	{ grep "$2: queue [0-9]*: stopped after" "$3" || true; } |
 		sed 's/.*queue \([0-9]*\): stopped after \([0-9]*\) commands.* and \([0-9]*\) doorbells.*/\1 \2 \3/' |
 		while read -r q cmds bells; do

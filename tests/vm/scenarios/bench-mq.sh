@@ -9,6 +9,8 @@
 #   patched modules (--kmod; inserted after the stock ones are unloaded):
 #     tcmud-<N>q   tcmud on a device with nr_queues=N, for N in BENCH_QUEUES
 #                  (with data_area_fixed=1 if BENCH_KMOD_FIXED=1)
+#     pair<R>-fileio, pair<R>-tcmud-1q  with BENCH_PAIRS=N, R = 1..N: the
+#                  two served at once and run in turn (below)
 # and with BENCH_RBD=1 (scripts/bench.sh --rbd) the same on an rbd image of
 # the host's Ceph test bed: tcmu-runner-rbd, tcmud-rbd, tcmud-rbd-<N>q, and
 # `rbd bench` on the host (tests/vm/bench/bench-rbd.sh)
@@ -78,6 +80,7 @@ size=$((256 << 20))
 	echo "queues=${kmod:+$BENCH_QUEUES}"
 	echo "kmod_fixed=${BENCH_KMOD_FIXED:-0}"
 	echo "kmod_fixed_mb=${BENCH_FIXED_MB:-32}"
+	echo "pairs=${BENCH_PAIRS:-0}"
 	echo "callgrind_ios=$BENCH_CALLGRIND_IOS"
 	echo "callgrind_jobs=$BENCH_CALLGRIND_JOBS"
 	echo "backing_fs=${BENCH_FS:-xfs}"
@@ -181,6 +184,38 @@ for nq in $BENCH_QUEUES; do
 	bench_queue_totals "tcmud-${nq}q" "bench-q$nq" "$TCMUD_LOG"
 	labels+=("tcmud-${nq}q")
 done
+# BENCH_PAIRS=N (scripts/bench.sh --pairs N): fileio and tcmud-1q served at
+# once, each workload x jobs value run N times on each in turn, the order
+# swapped every pair (ABBA), so that the ratio between them comes with its
+# spread from one boot, and drift in the host or the guest cancels out.
+if [ "${BENCH_PAIRS:-0}" -gt 0 ]; then
+	dir=$TARGET/core/fileio_0/pair-fileio
+	mkdir -p "$dir"
+	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
+	echo 1 > "$dir/enable"
+	fdev=$(export_via_loop "$dir")
+	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=1 $fixed_attrs" \
+		USER_BACKSTORE_CONTROL="$fixed_ctl" create_user_backstore pair-q1 file $img $size)
+	wait_uio_open "$TCMUD_PID" 30
+	tdev=$(export_via_loop "$bs")
+	bench_prepare_disk "$fdev"
+	bench_prepare_disk "$tdev"
+	for workload in $BENCH_WORKLOADS; do
+		for jobs in $BENCH_JOBS; do
+			for r in $(seq "$BENCH_PAIRS"); do
+				if [ $((r % 2)) = 1 ]; then
+					bench_fio "pair$r-fileio" "$workload" "$jobs" "$fdev"
+					bench_fio "pair$r-tcmud-1q" "$workload" "$jobs" "$tdev"
+				else
+					bench_fio "pair$r-tcmud-1q" "$workload" "$jobs" "$tdev"
+					bench_fio "pair$r-fileio" "$workload" "$jobs" "$fdev"
+				fi
+			done
+		done
+	done
+	remove_all_targets
+	bench_queue_totals pair-tcmud-1q pair-q1 "$TCMUD_LOG"
+fi
 bench_rbd_patched
 bench_stop_daemon "$TCMUD_PID"
 callgrind_stage "${labels[@]}" || trap - EXIT
