@@ -92,6 +92,14 @@ python3 -c 'import os, sys
 block = os.urandom(1 << 20)
 with open(sys.argv[1], "wb") as f:
     for _ in range(256): f.write(block)' $img
+# Written back and read twice now, not during the first rows: the
+# writeback (the loop device copying 256 MiB into tmpfs) and the first
+# accesses to the just-written pages (moved to the active list on their
+# second) would be charged to whichever row ran first, fileio's 4k row:
+# without this it ran 1-4 % under fileio's later runs of the same boot
+# (docs/benchmarks.md, "Paired runs").
+sync
+for _ in 1 2; do dd if=$img of=/dev/null bs=1M status=none; done
 log "prefilled $img with 256 MiB of data"
 
 # Every target runs with a write-back cache (WCE=1), so none pays for a
