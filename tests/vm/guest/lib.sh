@@ -63,11 +63,13 @@ mark_kmsg() {
 }
 klog() { dmesg | sed -n "/$KMSG_MARK/,\$p"; }
 
-# create_fileio_backstore NAME FILE SIZE_BYTES -> prints the backstore's configfs dir
+# create_fileio_backstore NAME FILE SIZE_BYTES [CONTROL] -> prints the
+# backstore's configfs dir; CONTROL (",fd_buffered_io=1") is appended to
+# the control string
 create_fileio_backstore() {
 	local dir=$TARGET/core/fileio_0/$1
 	mkdir -p "$dir"
-	echo "fd_dev_name=$2,fd_dev_size=$3" > "$dir/control"
+	echo "fd_dev_name=$2,fd_dev_size=$3${4:-}" > "$dir/control"
 	echo "$1-serial" > "$dir/wwn/vpd_unit_serial"
 	echo 1 > "$dir/enable"
 	echo "$dir"

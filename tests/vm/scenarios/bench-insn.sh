@@ -325,11 +325,7 @@ for rep in $(seq "$reps"); do insn_null "$rep"; done
 # fileio_row LABEL CONTROL: LIO fileio on the file, CONTROL added to its
 # control string.
 fileio_row() {
-	local dir=$TARGET/core/fileio_0/insn-$1
-	mkdir -p "$dir"
-	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1$2" > "$dir/control"
-	echo 1 > "$dir/enable"
-	insn_run "$1" "$(export_via_loop "$dir")"
+	insn_run "$1" "$(export_via_loop "$(create_fileio_backstore "insn-$1" "$img" "$size" ",fd_buffered_io=1$2")")"
 	remove_all_targets
 }
 has fileio && fileio_row fileio ""

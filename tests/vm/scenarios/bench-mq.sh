@@ -107,11 +107,7 @@ log "prefilled $img with 256 MiB of data"
 # (otherwise it opens the file O_DSYNC); TCMU devices take the attribute,
 # and tcmud, which honours WCE=0 by making every write FUA (tcmu-runner's
 # qcow handler does not), then writes through the page cache like the rest.
-dir=$TARGET/core/fileio_0/bench-fileio
-mkdir -p "$dir"
-echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
-echo 1 > "$dir/enable"
-dev=$(export_via_loop "$dir")
+dev=$(export_via_loop "$(create_fileio_backstore bench-fileio $img $size ,fd_buffered_io=1)")
 bench_prepare_disk "$dev"
 bench_run fileio "$dev"
 remove_all_targets
@@ -197,11 +193,7 @@ done
 # swapped every pair (ABBA), so that the ratio between them comes with its
 # spread from one boot, and drift in the host or the guest cancels out.
 if [ "${BENCH_PAIRS:-0}" -gt 0 ]; then
-	dir=$TARGET/core/fileio_0/pair-fileio
-	mkdir -p "$dir"
-	echo "fd_dev_name=$img,fd_dev_size=$size,fd_buffered_io=1" > "$dir/control"
-	echo 1 > "$dir/enable"
-	fdev=$(export_via_loop "$dir")
+	fdev=$(export_via_loop "$(create_fileio_backstore pair-fileio $img $size ,fd_buffered_io=1)")
 	bs=$(USER_BACKSTORE_ATTRS="emulate_write_cache=1 nr_queues=1 $fixed_attrs" \
 		USER_BACKSTORE_CONTROL="$fixed_ctl" create_user_backstore pair-q1 file $img $size)
 	wait_uio_open "$TCMUD_PID" 30
