@@ -186,6 +186,15 @@ setup_result<void> set_fixed_buffers(std::string_view v, daemon_config *out)
 	return set_flag("fixed_buffers", v, &out->fixed_buffers);
 }
 
+setup_result<void> set_copy_groups(std::string_view v, daemon_config *out)
+{
+	auto g = parse_copy_groups(v);
+	if (!g)
+		return setup_error{EINVAL, "copy_groups: " + quoted(v) + ": " + g.error().message};
+	out->copy_groups = std::move(*g);
+	return {};
+}
+
 // tcmu-runner: 0 CRIT, 1 ERROR, 2 WARNING, 3 INFO, 4 DEBUG, 5 DEBUG SCSI CMD.
 setup_result<void> set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
@@ -289,6 +298,8 @@ void daemon_config::merge_from(const daemon_config &over)
 		queue_cpus = over.queue_cpus;
 	if (over.fixed_buffers)
 		fixed_buffers = over.fixed_buffers;
+	if (over.copy_groups)
+		copy_groups = over.copy_groups;
 }
 
 bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_config *out,
@@ -305,6 +316,7 @@ bool parse_tcmud_conf(std::string_view text, std::string_view file_name, daemon_
 			{"dbus", set_dbus},
 			{"queue_cpus", set_queue_cpus},
 			{"fixed_buffers", set_fixed_buffers},
+			{"copy_groups", set_copy_groups},
 		},
 		true,
 	};

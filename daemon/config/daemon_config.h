@@ -16,6 +16,8 @@
 //                  (queue_placement.h)
 //   fixed_buffers  true | false: register a queue's data area as io_uring
 //                  fixed buffers where the kernel offers it (CAP_DATA_FIXED)
+//   copy_groups    none | "GROUP: DEVICE DEVICE ...; ...": the devices an
+//                  EXTENDED COPY may move data between (copy_groups.h)
 // An unknown key, a bad value or a key given twice is an error.
 //
 // /etc/tcmu/tcmu.conf (tcmu-runner's) is read first, for people migrating:
@@ -29,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/copy_groups.h"
 #include "config/queue_placement.h"
 #include "log/log.h"
 #include "tcmud/setup_result.h"
@@ -46,6 +49,7 @@ struct daemon_config {
 	std::optional<bool> dbus;
 	std::optional<queue_placement> queue_cpus;
 	std::optional<bool> fixed_buffers;
+	std::optional<copy_group_set> copy_groups;
 
 	// Fields set in `over` replace ours.
 	void merge_from(const daemon_config &over);

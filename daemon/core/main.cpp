@@ -30,6 +30,7 @@
 #include "core/worker_watchdog.h"
 #include "dbus/dbus_service.h"
 #include "log/log.h"
+#include "scsi/copy_targets.h"
 #include "stats/latency_clock.h"
 #include "netlink/tcmu_netlink.h"
 #include "tcmud/defaults.h"
@@ -52,6 +53,7 @@ struct settings {
 	device_options device;
 	bool dbus = true;
 	std::string control_socket = control::default_socket_path; // "none": off
+	copy_group_set copy_groups;  // none: copies stay inside one device
 };
 
 settings resolve(const daemon_config &c)
@@ -67,6 +69,7 @@ settings resolve(const daemon_config &c)
 	s.device.fixed_buffers = c.fixed_buffers.value_or(s.device.fixed_buffers);
 	s.dbus = c.dbus.value_or(true);
 	s.control_socket = c.control_socket.value_or(s.control_socket);
+	s.copy_groups = c.copy_groups.value_or(s.copy_groups);
 	return s;
 }
 
@@ -91,6 +94,23 @@ void apply_logging(const settings &s)
 	set_log_level(s.level);
 	if (auto opened = set_log_dir(s.log_dir); !opened)
 		log_error("", "%s; logging to stderr only", opened.error().what().c_str());
+}
+
+// Which devices EXTENDED COPY may move data between: at once, for running
+// devices too (a copy already under way runs on), because it is an access
+// decision and an administrator who narrows it expects it to hold now.
+void apply_copy_groups(const settings &s)
+{
+	if (s.copy_groups.groups.empty())
+		scsi::copy_target_registry::global().set_policy({});
+	else
+		scsi::copy_target_registry::global().set_policy(
+			[groups = s.copy_groups](const scsi::copy_member &a,
+						 const scsi::copy_member &b) {
+				return groups.share_group(a.hba, a.device, b.hba, b.device);
+			});
+	log_info("", "copy_groups: %s%s", to_string(s.copy_groups).c_str(),
+		 s.copy_groups.groups.empty() ? " (EXTENDED COPY stays inside each device)" : "");
 }
 
 void usage(FILE *out)
@@ -257,6 +277,7 @@ void reload(const options &o, settings &current, device_registry &devices)
 	settings next;
 	if (load_settings(o, next)) {
 		apply_logging(next);
+		apply_copy_groups(next);
 		if (next.dbus != current.dbus)
 			log_warn("", "the dbus setting changes only at restart");
 		next.dbus = current.dbus;
@@ -453,5 +474,6 @@ int main(int argc, char **argv)
 	if (!tcmud::load_settings(o, s))
 		return 2;
 	tcmud::apply_logging(s);
+	tcmud::apply_copy_groups(s);
 	return tcmud::serve(o, s);
 }

@@ -101,6 +101,7 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 	// layout is known (apply_transfer_limit); hw_max_sectors does not bound
 	// a user backstore's commands.
 	lc.copy_targets = &scsi::copy_target_registry::global();
+	lc.copy_self = {info_.name.hba, info_.name.device};
 	// Read when an initiator asks, so a serial changed in configfs shows.
 	lc.unit_serial = [cfg = configfs_] {
 		auto s = cfg.unit_serial();
@@ -324,7 +325,8 @@ void tcmu_device::register_copy_target()
 		return;
 	}
 	copy_target_ = std::make_shared<device_copy_target>(store_, lu_);
-	scsi::copy_target_registry::global().add(*naa, copy_target_);
+	scsi::copy_target_registry::global().add(*naa, {info_.name.hba, info_.name.device},
+						 copy_target_);
 }
 
 void tcmu_device::stop()

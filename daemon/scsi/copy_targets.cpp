@@ -55,28 +55,40 @@ copy_target_registry &copy_target_registry::global()
 	return registry;
 }
 
-void copy_target_registry::add(const naa_id &naa, const std::shared_ptr<copy_target> &target)
+void copy_target_registry::add(const naa_id &naa, const copy_member &who,
+			       const std::shared_ptr<copy_target> &target)
 {
 	std::lock_guard guard(mutex_);
-	targets_.emplace_back(naa, target);
+	targets_.push_back(entry{naa, who, target});
+}
+
+void copy_target_registry::set_policy(copy_policy may_copy)
+{
+	std::lock_guard guard(mutex_);
+	may_copy_ = std::move(may_copy);
 }
 
 void copy_target_registry::remove(const copy_target *target)
 {
 	std::lock_guard guard(mutex_);
-	std::erase_if(targets_, [&](const auto &e) {
-		auto t = e.second.lock();
+	std::erase_if(targets_, [&](const entry &e) {
+		auto t = e.target.lock();
 		return !t || t.get() == target;
 	});
 }
 
-std::shared_ptr<copy_target> copy_target_registry::find(const naa_id &naa) const
+std::shared_ptr<copy_target> copy_target_registry::find(const naa_id &naa,
+							const copy_member &from) const
 {
 	std::lock_guard guard(mutex_);
-	for (const auto &[id, weak] : targets_)
-		if (id == naa)
-			if (auto t = weak.lock())
-				return t;
+	for (const entry &e : targets_) {
+		if (e.naa != naa)
+			continue;
+		if (e.who != from && !(may_copy_ && may_copy_(from, e.who)))
+			continue;
+		if (auto t = e.target.lock())
+			return t;
+	}
 	return nullptr;
 }
 

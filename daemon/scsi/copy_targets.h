@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 // The LUNs of this daemon that an EXTENDED COPY may name, by the NAA
-// designator of their VPD page 0x83 (CSCD descriptor E4h).
+// designator of their VPD page 0x83 (CSCD descriptor E4h), and which of
+// them a given LUN may reach.
+//
+// TCMU does not say which initiator sent a command, so LIO's LUN masking
+// and read-only mappings cannot be checked for the other LUN of a copy: an
+// initiator that reaches one LUN must not read or overwrite another by
+// naming its NAA (the class of CVE-2020-28374). So a copy between two
+// devices needs the policy (set_policy, from tcmud.conf copy_groups) to
+// allow that pair; with none set, every LUN reaches only itself.
 //
 // A queue thread copying to or from another device never touches that
 // device's queues or threads: it opens a backstore_queue of its own on the
@@ -15,7 +23,9 @@
 // any more, and the last reference closes it.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -37,6 +47,18 @@ using naa_id = std::array<uint8_t, 16>;
 // has no hex digit (then VPD 0x83 has no NAA designator either).
 std::optional<naa_id> naa_from_serial(std::string_view serial);
 
+// A device as the administrator names it: its configfs HBA index (user_N)
+// and item name.
+struct copy_member {
+	uint32_t hba = 0;
+	std::string device;
+
+	bool operator==(const copy_member &) const = default;
+};
+
+// Whether two different devices may copy between each other.
+using copy_policy = std::function<bool(const copy_member &a, const copy_member &b)>;
+
 class copy_target {
 public:
 	virtual ~copy_target() = default;
@@ -52,13 +74,26 @@ public:
 	// The daemon's registry; tests make their own.
 	static copy_target_registry &global();
 
-	void add(const naa_id &naa, const std::shared_ptr<copy_target> &target);
+	void add(const naa_id &naa, const copy_member &who,
+		 const std::shared_ptr<copy_target> &target);
 	void remove(const copy_target *target);
-	std::shared_ptr<copy_target> find(const naa_id &naa) const;
+	// Replaces the policy; copies already resolved run on. Empty: no
+	// copies between different devices (the default).
+	void set_policy(copy_policy may_copy);
+	// The target `naa` names if `from` may reach it: the same device, or
+	// one the policy allows. nullptr otherwise, whether or not the NAA is
+	// served: the initiator learns nothing about devices it cannot reach.
+	std::shared_ptr<copy_target> find(const naa_id &naa, const copy_member &from) const;
 
 private:
+	struct entry {
+		naa_id naa;
+		copy_member who;
+		std::weak_ptr<copy_target> target;
+	};
 	mutable std::mutex mutex_;
-	std::vector<std::pair<naa_id, std::weak_ptr<copy_target>>> targets_;
+	std::vector<entry> targets_;
+	copy_policy may_copy_;
 };
 
 } // namespace tcmud::scsi

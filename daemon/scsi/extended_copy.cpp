@@ -192,7 +192,8 @@ bool parse_segments(command &cmd, std::span<const uint8_t> list, uint32_t begin,
 }
 
 // Finds the LUN a CSCD names: this one first (its NAA as VPD 0x83 gives it
-// now), then the daemon's other LUNs.
+// now), then the daemon's other LUNs that this one may reach (copy_groups:
+// a LUN outside them is as unreachable as one nobody serves).
 bool resolve(command &cmd, copy_job &j, uint16_t index)
 {
 	endpoint &e = j.endpoints[index];
@@ -204,7 +205,7 @@ bool resolve(command &cmd, copy_job &j, uint16_t index)
 		e.lu = &lu;
 		e.queue = &cmd.queue();
 	} else if (c.naa_ok && lu.config().copy_targets) {
-		e.target = lu.config().copy_targets->find(c.naa);
+		e.target = lu.config().copy_targets->find(c.naa, lu.config().copy_self);
 		if (e.target && &e.target->lu() == &lu) {
 			e.lu = &lu;
 			e.queue = &cmd.queue();

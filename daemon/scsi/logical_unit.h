@@ -20,12 +20,12 @@
 
 #include "atomic_gate.h"
 #include "command.h"
+#include "copy_targets.h"
 #include "range_lock.h"
 
 namespace tcmud::scsi {
 
 class copy_results;
-class copy_target_registry;
 
 struct logical_unit_config {
 	uint32_t block_size = 512;       // power of two, 512..65536
@@ -58,8 +58,10 @@ struct logical_unit_config {
 	// test can show that it would see the tear.
 	bool atomic_read_exclusion = true;
 	// Other LUNs an EXTENDED COPY may name (copy_targets.h); nullptr: only
-	// this one, by its own NAA designator.
+	// this one, by its own NAA designator. copy_self is this LUN's name
+	// there, which the registry's policy judges.
 	copy_target_registry *copy_targets = nullptr;
+	copy_member copy_self;
 	// Returns the unit serial (configfs wwn/vpd_unit_serial). Called only
 	// when VPD 0x80 or 0x83 is asked, from any queue thread, so it must be
 	// thread-safe. Unset or empty: no serial-based designators.

@@ -9,9 +9,12 @@
 // flip the write cache and D_SENSE (directly, as another initiator's MODE
 // SELECT would, or by a MODE SELECT in the script). A second LUN, with a
 // deferred medium of its own, is in the copy-target registry: EXTENDED COPY
-// lists name one or both, and its backstore may be unreachable.
+// lists name one or both, its backstore may be unreachable, and the copy
+// policy (tcmud.conf copy_groups) may not join the two LUNs.
 //
 // Oracles:
+//   - when the policy does not join the two LUNs, nothing ever reaches the
+//     second LUN's backstore: no queue is opened on it, no request issued;
 //   - every request that changes the medium is issued while its command
 //     holds the range lock, inside the locked LBAs, and never overlaps a
 //     range another command holds exclusively on the same LUN (COMPARE AND
@@ -350,10 +353,15 @@ private:
 
 class lun_target final : public copy_target {
 public:
-	lun_target(logical_unit &lu, deferred_store *store) : lu_(lu), store_(store) {}
+	// joined: whether the copy policy lets the first LUN reach this one.
+	lun_target(logical_unit &lu, deferred_store *store, bool joined)
+		: lu_(lu), store_(store), joined_(joined)
+	{
+	}
 	logical_unit &lu() override { return lu_; }
 	std::unique_ptr<backstore_queue> open_queue(backstore_queue &) override
 	{
+		FUZZ_CHECK(joined_, "EXTENDED COPY reached a LUN no copy group joins");
 		if (!store_)
 			return nullptr;
 		return std::make_unique<other_queue>(*store_);
@@ -362,6 +370,7 @@ public:
 private:
 	logical_unit &lu_;
 	deferred_store *store_;
+	bool joined_;
 };
 
 class driver {
@@ -384,6 +393,7 @@ public:
 		cfg.max_unmap_descriptors = uint32_t(in.range(0, 8));
 		cfg.unit_serial = [] { return std::string("fuzz-serial"); };
 		cfg.copy_targets = &targets_;
+		cfg.copy_self = {0, "first"};
 		auto created = logical_unit::create(cfg);
 		FUZZ_CHECK(created.ok(), "create failed: " + (created.ok() ? "" : created.error().message));
 		lu_ = std::move(*created);
@@ -425,12 +435,17 @@ public:
 		FUZZ_CHECK(other_naa.has_value(), "no NAA from the other serial");
 		other_naa_ = other_naa.value_or(naa_id{});
 		FUZZ_CHECK(other_naa_ != naa_, "both LUNs have one NAA");
-		bool reachable = in_.u8() % 8 != 0;
-		other_target_ = std::make_shared<lun_target>(*other_, reachable ? &store_ : nullptr);
-		targets_.add(other_naa_, other_target_);
+		uint8_t reach = in_.u8();
+		bool reachable = reach % 8 != 0;
+		bool joined = reach % 5 != 0;
+		other_target_ = std::make_shared<lun_target>(*other_, reachable ? &store_ : nullptr,
+							     joined);
+		targets_.add(other_naa_, {1, "other"}, other_target_);
 		// This LUN is listed too, as the daemon lists every device.
-		self_target_ = std::make_shared<lun_target>(*lu_, nullptr);
-		targets_.add(naa_, self_target_);
+		self_target_ = std::make_shared<lun_target>(*lu_, nullptr, true);
+		targets_.add(naa_, {0, "first"}, self_target_);
+		if (joined)
+			targets_.set_policy([](const copy_member &, const copy_member &) { return true; });
 	}
 
 	void run()

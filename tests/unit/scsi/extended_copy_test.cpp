@@ -114,19 +114,33 @@ struct fixture_target final : copy_target {
 	}
 };
 
+// a and b as the daemon would have them with copy_groups = "g: a b" (or,
+// with allow_copies false, with no copy_groups at all).
 struct two_luns {
 	copy_target_registry registry;
 	lu_fixture a{[this](logical_unit_config &c) {
 		c.unit_serial = [] { return std::string("aaaa0001"); };
 		c.copy_targets = &registry;
+		c.copy_self = {0, "a"};
 	}};
 	lu_fixture b{[this](logical_unit_config &c) {
 		c.unit_serial = [] { return std::string("bbbb0002"); };
 		c.copy_targets = &registry;
+		c.copy_self = {1, "b"};
 	}};
+	std::shared_ptr<fixture_target> a_target = std::make_shared<fixture_target>(a);
 	std::shared_ptr<fixture_target> b_target = std::make_shared<fixture_target>(b);
 	naa_id naa_a = naa_of("aaaa0001"), naa_b = naa_of("bbbb0002");
-	two_luns() { registry.add(naa_b, b_target); }
+	explicit two_luns(bool allow_copies = true)
+	{
+		registry.add(naa_a, {0, "a"}, a_target);
+		registry.add(naa_b, {1, "b"}, b_target);
+		if (allow_copies)
+			registry.set_policy([](const copy_member &x, const copy_member &y) {
+				return (x.device == "a" || x.device == "b") &&
+				       (y.device == "a" || y.device == "b");
+			});
+	}
 
 	scsi_result xcopy(const std::vector<uint8_t> &list)
 	{
@@ -314,6 +328,49 @@ TEST_CASE("EXTENDED COPY naming a LUN this daemon does not serve", "[xcopy]")
 		      COPY_ABORTED, NOT_REACHABLE);
 	CHECK(t.a.store.history().empty());
 	CHECK(t.b.store.history().empty());
+}
+
+TEST_CASE("EXTENDED COPY between devices no copy group joins is refused", "[xcopy]")
+{
+	// The default: no policy. b is served, but a's initiator may not
+	// reach it, in either direction, and learns no more than for a LUN
+	// nobody serves.
+	two_luns t(false);
+	auto secret = pattern(8 * 512, 7);
+	std::copy(secret.begin(), secret.end(), t.b.block(0).begin());
+	require_sense(t.xcopy(parameter_list({cscd(t.naa_b), cscd(t.naa_a)},
+					     {segment(0, 1, 8, 0, 0)})),
+		      COPY_ABORTED, NOT_REACHABLE);
+	require_sense(t.xcopy(parameter_list({cscd(t.naa_a), cscd(t.naa_b)},
+					     {segment(0, 1, 8, 0, 0)})),
+		      COPY_ABORTED, NOT_REACHABLE);
+	CHECK(t.a.store.history().empty());
+	CHECK(t.b.store.history().empty());
+	CHECK(t.b_target->opened == 0);
+	// Within a, copies still work, naming a by its NAA.
+	require_good(t.xcopy(parameter_list({cscd(t.naa_a)}, {segment(0, 0, 8, 0, 100)})));
+
+	// A policy that joins a with another device, not with b.
+	t.registry.set_policy([](const copy_member &x, const copy_member &y) {
+		return (x.device == "a" && y.device == "c") || (x.device == "c" && y.device == "a");
+	});
+	require_sense(t.xcopy(parameter_list({cscd(t.naa_b), cscd(t.naa_a)},
+					     {segment(0, 1, 8, 0, 0)})),
+		      COPY_ABORTED, NOT_REACHABLE);
+	CHECK(t.b_target->opened == 0);
+	// The policy sees who asks: a device named "a" under another HBA is
+	// not this a.
+	t.registry.set_policy([](const copy_member &x, const copy_member &y) {
+		return x == copy_member{7, "a"} || y == copy_member{7, "a"};
+	});
+	require_sense(t.xcopy(parameter_list({cscd(t.naa_b), cscd(t.naa_a)},
+					     {segment(0, 1, 8, 0, 0)})),
+		      COPY_ABORTED, NOT_REACHABLE);
+	// Joined: the same copy reads b.
+	t.registry.set_policy([](const copy_member &, const copy_member &) { return true; });
+	require_good(t.xcopy(parameter_list({cscd(t.naa_b), cscd(t.naa_a)},
+					    {segment(0, 1, 8, 0, 0)})));
+	CHECK(std::equal(secret.begin(), secret.end(), t.a.block(0, 8).begin()));
 }
 
 TEST_CASE("EXTENDED COPY checks every segment's range before copying", "[xcopy]")

@@ -7,10 +7,14 @@
 #   sd driver (pwritev2 RWF_ATOMIC on /dev/sdX becomes WRITE ATOMIC(16)),
 #   data read back; bad fields refused with the right sense.
 # - sg_xcopy within one tcmud LUN and between two, data compared with cmp;
-#   a copy naming a LUN this daemon does not serve is COPY ABORTED.
+#   a copy naming a LUN this daemon does not serve is COPY ABORTED, and so
+#   is one between two tcmud LUNs until tcmud.conf's copy_groups joins them
+#   (applied by a reload).
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 load_target_stack
-start_tcmud
+conf=/tmp/tcmud-xcopy.conf
+echo "copy_groups = none" >"$conf"
+start_tcmud -c "$conf"
 aio="python3 $TCMUD_SRC/tests/vm/guest/atomic_io.py"
 
 # --- statx on the two kinds of backing ---
@@ -83,6 +87,30 @@ sg_xcopy if="$sga" of="$sga" skip=4096 seek=8192 count=1024 bs=512 bpt=1024 \
 	|| fail "sg_xcopy within $a"
 dd if="$a" bs=512 skip=8192 count=1024 iflag=direct status=none | cmp - /tmp/src \
 	|| fail "sg_xcopy within $a: data"
+# Between a and b before any copy group joins them: refused both ways,
+# and b's blocks are neither read into a nor overwritten.
+dd if=/dev/urandom of=/tmp/b-before bs=512 count=1024 status=none
+dd if=/tmp/b-before of="$b" bs=512 seek=100 oflag=direct status=none
+for dir in "--on_src if=$sga of=$sgb" "--on_dst if=$sgb of=$sga"; do
+	set +e
+	# shellcheck disable=SC2086 # dir is the sg_xcopy options, split on purpose
+	out=$(sg_xcopy $dir skip=4096 seek=100 count=1024 bs=512 bpt=1024 verbose=3 2>&1)
+	rc=$?
+	set -e
+	[ "$rc" -ne 0 ] || fail "sg_xcopy ($dir) crossed devices no copy group joins"
+	expect_match "$out" "[Cc]opy target device not reachable" "XCOPY ($dir) without copy_groups"
+done
+dd if="$b" bs=512 skip=100 count=1024 iflag=direct status=none | cmp - /tmp/b-before \
+	|| fail "b changed by a refused XCOPY"
+log "XCOPY between xa and xb refused without copy_groups"
+# Join them and reload: the running devices follow at once.
+echo 'copy_groups = "xcopy-test: xa xb"' >"$conf"
+kill -HUP "$TCMUD_PID"
+for _ in $(seq "$(scaled 100)"); do
+	grep -q "copy_groups: xcopy-test: xa xb" "$TCMUD_LOG" && break
+	sleep 0.1
+done
+grep -q "copy_groups: xcopy-test: xa xb" "$TCMUD_LOG" || fail "tcmud did not reload copy_groups"
 # From a to b, XCOPY sent to the source, then back from b to a (sent to
 # the destination); one 512 KiB XCOPY, then four of 128 KiB.
 sg_xcopy --on_src if="$sga" of="$sgb" skip=4096 seek=100 count=1024 bs=512 bpt=1024 \
