@@ -96,7 +96,11 @@ private:
 	queue_worker &w_;
 };
 
-queue_worker::queue_worker(queue_params params) : params_(std::move(params)) {}
+queue_worker::queue_worker(queue_params params) : params_(std::move(params))
+{
+	if (!params_.resets)
+		params_.resets = std::make_shared<reset_barrier>(params_.reset_ring);
+}
 
 queue_worker::~queue_worker()
 {
@@ -161,8 +165,12 @@ void queue_worker::thread_main()
 		setup_done(std::move(e));
 		return;
 	}
+	barrier_id_ = params_.resets->join([this] { poke(); });
 	setup_done({});
 	serve();
+	// From here on this queue fetches nothing: a reset need not wait for
+	// it (its commands in flight, if any, are answered or abandoned).
+	params_.resets->leave(barrier_id_);
 	log_debug(params_.log_prefix, "queue %u: loop ended, %zu in flight", params_.queue_index, busy_);
 	// Leave nothing of ours in the kernel's view: the ring's last answers
 	// are published, the engine (and its polls) goes with this thread.
@@ -373,8 +381,11 @@ void queue_worker::drain_ring()
 	if (stopping_.load(std::memory_order_relaxed))
 		return;
 	uint64_t fetched_at = 0; // latency_clock ticks, read once per batch with a command
-	do {
+	bool holding = false;
+	for (;;) {
 		sync_ring();
+		if ((holding = hold_for_reset()))
+			break;
 		while (free_slots_) {
 			auto ev = ring_->next();
 			if (!ev)
@@ -389,11 +400,13 @@ void queue_worker::drain_ring()
 			else if (auto *tmr = std::get_if<ring_tmr>(&*ev))
 				task_management(*tmr);
 		}
-	} while (recover_broken_ring());
-	// Entries may wait in the ring for a free slot, or the ring for its
-	// last answers before a reset: the loop drains again after the next
-	// completions (serve()).
-	drain_again_ = !free_slots_ || ring_->full() || ring_->broken();
+		if (!ring_->broken())
+			break;
+		wants_reset_ = true; // and hold_for_reset() asks for it
+	}
+	// Entries may wait in the ring for a free slot, or for a reset: the
+	// loop drains again after the next completions or wake-up (serve()).
+	drain_again_ = holding || !free_slots_ || ring_->full() || ring_->broken();
 }
 
 // An administrator's action/reset_ring (or another queue's recovery on the
@@ -410,41 +423,68 @@ void queue_worker::sync_ring()
 void queue_worker::ring_was_reset()
 {
 	stats_.ring_reset_seen();
+	// Every command in flight now belongs to an older generation.
+	stale_busy_ = busy_;
+	if (busy_ == 0) {
+		log_warn(params_.log_prefix, "queue %u: the kernel reset the ring "
+			 "(action/reset_ring) with nothing in flight here; serving from the ring's "
+			 "start", params_.queue_index);
+		return;
+	}
 	log_warn(params_.log_prefix, "queue %u: the kernel reset the ring (action/reset_ring): "
-		 "%zu commands in flight here were failed by it, their results will be dropped; "
-		 "serving from the ring's start", params_.queue_index, busy_);
+		 "%zu commands in flight here were failed by it; their results will be dropped, "
+		 "and nothing is fetched until their I/O has ended: then the ring is reset again "
+		 "so that commands queued meanwhile (whose data blocks that I/O may have written) "
+		 "are retried with BUSY", params_.queue_index, busy_);
 }
 
-// A ring whose framing we lost is stopped (next() returns nothing). Once
-// every command taken from it is answered and published, the device resets
-// it in the kernel (params_.reset_ring) and we start over: nothing of ours is
-// in flight, so no late completion can meet a reused cmd_id or data block.
-// True when the ring serves again.
-bool queue_worker::recover_broken_ring()
+// Whether fetching must wait for a ring reset (reset_barrier.h); false
+// once none is needed or it is done and the ring serves again.
+//
+// A ring whose framing we lost is stopped (next() returns nothing); after
+// a reset the kernel did on its own, commands of ours whose I/O still runs
+// may write into data blocks the kernel hands to new commands. Either way
+// this queue asks for a reset of its own, done once no queue of the device
+// has anything in flight, so no late completion can meet a reused cmd_id or
+// data block; commands in the ring then are answered BUSY by the kernel and
+// retried by the initiator.
+bool queue_worker::hold_for_reset()
 {
-	if (!ring_->broken() || busy_ > 0 || recovery_given_up_)
+	if (recovery_given_up_)
+		return true;
+	// Old I/O may still land in the data area.
+	if (stale_busy_ > 0)
+		return true;
+	reset_barrier &resets = *params_.resets;
+	if (wants_reset_ && !at_barrier_ && !resets.pending())
+		resets.request();
+	if (!at_barrier_ && !resets.pending())
 		return false;
-	if (!params_.reset_ring) {
-		log_error(params_.log_prefix, "queue %u: ring broken and no way to reset it: the "
-			  "queue stays stopped", params_.queue_index);
-		recovery_given_up_ = true;
-		return false;
-	}
+	if (busy_ > 0)
+		return true; // our commands finish first
 	flush_completions();
-	int rc = params_.reset_ring();
+	at_barrier_ = true;
+	std::optional<int> done = resets.arrive(barrier_id_);
+	if (!done)
+		return true; // another queue still has commands in flight
+	at_barrier_ = false;
+	int rc = *done;
 	if (rc == 0)
 		rc = ring_->reset();
 	if (rc < 0) {
-		log_error(params_.log_prefix, "queue %u: cannot reset the broken ring (%s): the "
-			  "queue stays stopped", params_.queue_index, strerror(-rc));
+		log_error(params_.log_prefix, "queue %u: cannot reset the ring (%s): the queue stays "
+			  "stopped", params_.queue_index, strerror(-rc));
 		recovery_given_up_ = true;
-		return false;
+		return true;
 	}
-	stats_.ring_recovered();
-	log_warn(params_.log_prefix, "queue %u: broken ring reset (commands left in it were "
-		 "answered BUSY and are retried by the initiator); serving again",
-		 params_.queue_index);
-	return true;
+	if (wants_reset_) {
+		stats_.ring_recovered();
+		log_warn(params_.log_prefix, "queue %u: ring reset by tcmud once nothing was in "
+			 "flight (commands left in it were answered BUSY and are retried by the "
+			 "initiator); serving again", params_.queue_index);
+	}
+	wants_reset_ = false;
+	return false;
 }
 
 // A TMR entry lists the ids of this queue's commands that the kernel
@@ -530,6 +570,14 @@ void queue_worker::command_finished(slot &s)
 	// an entry that is not ours.
 	if (ring_->sync_before_answer())
 		ring_was_reset();
+	if (s.generation != ring_->generation() && stale_busy_ > 0 && --stale_busy_ == 0) {
+		// The last I/O of the failed commands has ended: commands the
+		// kernel queued since may have data blocks it wrote into.
+		wants_reset_ = true;
+		drain_again_ = true;
+		log_info(params_.log_prefix, "queue %u: the I/O of the commands the ring reset "
+			 "failed has ended; resetting the ring once more", params_.queue_index);
+	}
 	if (s.generation == ring_->generation()) {
 		if (!unpublished_.empty() && unpublished_.back().fetched_at == s.fetched_at)
 			unpublished_.back().commands++;
@@ -612,6 +660,10 @@ void queue_worker::resume_woken()
 	// After the stall: a stalled loop must not look alive to the watchdog.
 	probe_answered_.store(probe_sent_.load(std::memory_order_acquire),
 			      std::memory_order_release);
+	// Another queue asked for a ring reset (reset_barrier.h): this queue
+	// stops fetching and arrives once its commands are done.
+	if (params_.resets->pending())
+		drain_again_ = true;
 	std::vector<slot *> batch;
 	{
 		std::lock_guard lock(woken_mutex_);

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/reset_barrier.h"
 #include "device/uio_device.h"
 #include "io/uring_engine.h"
 #include "ring/command_ring.h"
@@ -55,11 +56,17 @@ struct queue_params {
 	// fixed buffers at start (and unregister at stop). Without the bit
 	// nothing is registered whatever this says.
 	bool fixed_buffers = true;
-	// Recovers a ring this worker found broken (lost framing): called on
-	// the worker's thread once every command it had taken is answered and
-	// published; the device writes block_dev, reset_ring (BUSY: whatever is
-	// still in the ring is retried by the initiator) and unblocks. 0 when
-	// the kernel has reset the ring. Unset: a broken ring stays stopped.
+	// The device's ring resets (reset_barrier.h), shared by all its
+	// queues: asked for when this worker finds its ring broken (lost
+	// framing), or when backing I/O of commands the kernel failed in a
+	// reset it started on its own has ended (commands queued meanwhile may
+	// have data blocks that I/O wrote into). Performed once no queue of
+	// the device has anything in flight: block_dev, reset_ring (BUSY:
+	// whatever is in the ring is retried by the initiator), unblock_dev.
+	// Unset: the worker makes one of its own from reset_ring.
+	std::shared_ptr<reset_barrier> resets;
+	// For a worker alone on its device (tests): its barrier's reset.
+	// Unset too: such a ring stays stopped.
 	std::function<int()> reset_ring;
 };
 
@@ -132,7 +139,7 @@ private:
 	void drain_in_flight();
 	void sync_ring();
 	void ring_was_reset();
-	bool recover_broken_ring();
+	bool hold_for_reset();
 	void abandon();
 
 	queue_params params_;
@@ -157,6 +164,15 @@ private:
 	// is broken: drain again after completions (serve()).
 	bool drain_again_ = false;
 	bool recovery_given_up_ = false;
+	// Commands the kernel failed in a reset while their backing I/O ran:
+	// until the last one's I/O ends nothing is fetched, and then the ring
+	// is reset once more (wants_reset_), so that commands queued meanwhile,
+	// whose data blocks that I/O may have written, are retried (BUSY)
+	// instead of served.
+	size_t stale_busy_ = 0;
+	bool wants_reset_ = false;
+	bool at_barrier_ = false; // arrived at params_.resets, reset not seen yet
+	size_t barrier_id_ = 0;
 	bool abandoned_ = false;
 	// When the completed but unpublished commands were fetched, as runs of
 	// commands from one fetch (they share its clock read): their latency is

@@ -271,25 +271,28 @@ setup_result<void> tcmu_device::start_queue(const device_options &opts, uint32_t
 	qp.ring.max_in_flight = opts.max_in_flight;
 	qp.uring_entries = opts.uring_entries;
 	qp.fixed_buffers = opts.fixed_buffers;
-	// A ring the worker found broken: the take-over's protocol, on the
-	// worker's thread once it has nothing in flight. On the multi-queue
-	// kernel reset_ring resets every queue's ring; the other workers
-	// notice (command_ring::sync_with_kernel).
-	// Rare (a broken ring), so setup_result's message is affordable here;
-	// the worker only wants 0 or -errno.
-	qp.reset_ring = [cfg = configfs_, pfx = prefix_, q] {
-		setup_result<void> done = cfg.block_dev();
-		if (done) {
-			done = cfg.reset_ring(ring_reset_level::busy);
-			setup_result<void> unblocked = cfg.unblock_dev();
+	// Resets the workers ask for (a broken ring; commands queued while
+	// I/O of commands the kernel had failed could still write their data
+	// blocks): the take-over's protocol, on the thread of the last worker
+	// to have nothing in flight. On the multi-queue kernel reset_ring
+	// resets every queue's ring, so one barrier serves all the queues.
+	// Rare, so setup_result's message is affordable here; the worker only
+	// wants 0 or -errno.
+	if (!resets_)
+		resets_ = std::make_shared<reset_barrier>([cfg = configfs_, pfx = prefix_] {
+			setup_result<void> done = cfg.block_dev();
+			if (done) {
+				done = cfg.reset_ring(ring_reset_level::busy);
+				setup_result<void> unblocked = cfg.unblock_dev();
+				if (done)
+					done = unblocked;
+			}
 			if (done)
-				done = unblocked;
-		}
-		if (done)
-			return 0;
-		log_error(pfx, "queue %u: %s", q, done.error().what().c_str());
-		return done.error().negative_errno();
-	};
+				return 0;
+			log_error(pfx, "ring reset: %s", done.error().what().c_str());
+			return done.error().negative_errno();
+		});
+	qp.resets = resets_;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	qp.cpu = queue_cpu(opts.placement, q, count, online > 0 ? unsigned(online) : 1);
 	auto worker = std::make_unique<queue_worker>(qp);

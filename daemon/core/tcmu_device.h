@@ -99,6 +99,8 @@ private:
 	// Queues 1..N-1 of a multi-queue device, each its own uio device.
 	// Declared before queues_ so they outlive the workers using them.
 	std::vector<uio_device> queue_uios_;
+	// The ring resets of all the queues (reset_barrier.h).
+	std::shared_ptr<reset_barrier> resets_;
 	std::vector<std::unique_ptr<queue_worker>> queues_;
 };
 
