@@ -2,6 +2,7 @@
 #include "core/tcmu_device.h"
 
 #include <linux/target_core_user_mq.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "core/handler_registry.h"
 #include "ring/command_size_limit.h"
 #include "ring/mailbox.h"
+#include "device/uio_holders.h"
 #include "log/log.h"
 #include "ring/tcmu_abi.h"
 
@@ -120,8 +122,10 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 // for this: block new commands, reset the ring (every command still in it
 // completes with BUSY, which the initiator retries: nothing is lost), then
 // attach to the empty ring and unblock once the workers run.
-void tcmu_device::take_over()
+setup_result<void> tcmu_device::take_over()
 {
+	if (auto idle = wait_for_previous_daemon(); !idle)
+		return idle;
 	setup_result<void> done = configfs_.block_dev();
 	if (done)
 		done = configfs_.reset_ring(ring_reset_level::busy);
@@ -130,13 +134,55 @@ void tcmu_device::take_over()
 			 "daemon left in flight may time out", done.error().what().c_str());
 	else
 		log_info(prefix_, "taken over: ring reset, unanswered commands retried by the initiator");
+	return {};
+}
+
+// Another process with the device's uio open (a previous daemon hung or
+// still exiting, a tcmu-runner, a second tcmud) may still have I/O on its
+// data area; reset now, that I/O would land in data blocks of new
+// commands. So wait for it, a while; a holder that stays keeps the device
+// unserved: no data is risked, and the log says which process to look at.
+// (io_uring I/O of a daemon already gone is not visible here: see
+// device/uio_holders.h.)
+setup_result<void> tcmu_device::wait_for_previous_daemon()
+{
+	struct stat st;
+	const std::string node = (roots_.dev / info_.uio).string();
+	if (stat(node.c_str(), &st) < 0 || !S_ISCHR(st.st_mode))
+		return {}; // the uio open that follows reports it
+	constexpr int limit_ms = 10'000, step_ms = 100;
+	std::vector<pid_t> holders;
+	for (int waited = 0;; waited += step_ms) {
+		holders = processes_holding(st.st_rdev);
+		if (holders.empty()) {
+			if (waited > 0)
+				log_info(prefix_, "the process holding %s is gone after %d ms",
+					 node.c_str(), waited);
+			return {};
+		}
+		if (waited == 0)
+			log_warn(prefix_, "%s is still open in process %d (a previous daemon exiting "
+				 "with I/O in flight?): waiting up to %d s before taking it over",
+				 node.c_str(), int(holders.front()), limit_ms / 1000);
+		if (waited >= limit_ms)
+			break;
+		usleep(step_ms * 1000);
+	}
+	return setup_error{EBUSY, node + " is still open in process " +
+					  std::to_string(holders.front()) +
+					  " after " + std::to_string(limit_ms / 1000) +
+					  " s: not taken over, so that I/O that process may still have in "
+					  "flight cannot land in new commands' data",
+			   "once it has exited (a stuck backing store keeps it in the kernel), "
+			   "restart tcmud"};
 }
 
 setup_result<void> tcmu_device::start_queues(const device_options &opts, ring_origin origin)
 {
 	const bool takeover = origin == ring_origin::take_over;
 	if (takeover)
-		take_over();
+		if (auto taken = take_over(); !taken)
+			return taken;
 	// Unblocked whatever happens next: a device left blocked would hang
 	// its initiator, and a failed start is reported to the kernel anyway.
 	struct unblock {

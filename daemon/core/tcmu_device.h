@@ -73,9 +73,10 @@ public:
 
 private:
 	tcmu_device(const device_roots &roots, uio_device_info info);
-	setup_result<void> open_backstore();
+	setup_result<void> open_backstore(ring_origin origin);
 	setup_result<void> start_queues(const device_options &opts, ring_origin origin);
-	void take_over();
+	setup_result<void> take_over();
+	setup_result<void> wait_for_previous_daemon();
 	setup_result<void> make_logical_unit(const backstore_config &bc);
 
 	setup_result<uint32_t> detect_queues();
