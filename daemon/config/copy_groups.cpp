@@ -16,15 +16,17 @@ std::string_view trim(std::string_view s)
 	return s.substr(b, e - b + 1);
 }
 
-// A configfs item name as targetcli creates them, and a group name: no
-// white space, ':', ';', '/', and not "." or "..".
+// A configfs item name as targetcli creates them, and a group name:
+// letters, digits and _ . - + @, not "." or "..". Nothing that the
+// tcmud.conf syntax or this one gives a meaning to (quotes, '#', ':', ';',
+// '/', white space).
 bool valid_name(std::string_view s)
 {
 	if (s.empty() || s == "." || s == "..")
 		return false;
-	return std::none_of(s.begin(), s.end(), [](char c) {
-		return c == ' ' || c == '\t' || c == ':' || c == ';' || c == '/' ||
-		       static_cast<unsigned char>(c) < 0x20;
+	return std::all_of(s.begin(), s.end(), [](char c) {
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		       c == '_' || c == '.' || c == '-' || c == '+' || c == '@';
 	});
 }
 

@@ -14,9 +14,9 @@
 //
 // A group is "NAME: MEMBER MEMBER ...", groups separated by ';'. A member is
 // a device's configfs name ("disk0", as targetcli shows it under
-// /backstores/user:SUBTYPE), or "user_N/NAME" for the one device of that
-// name under HBA user_N. Two devices may copy between each other when one
-// group names both.
+// /backstores/user:SUBTYPE; letters, digits and _ . - + @), or "user_N/NAME"
+// for the one device of that name under HBA user_N. Two devices may copy
+// between each other when one group names both.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -31,7 +31,7 @@ bool same(const daemon_config &a, const daemon_config &b)
 	return a.level == b.level && a.log_dir == b.log_dir && a.control_socket == b.control_socket &&
 	       a.max_in_flight == b.max_in_flight && a.uring_entries == b.uring_entries &&
 	       a.dbus == b.dbus && a.queue_cpus == b.queue_cpus &&
-	       a.max_transfer_kb == b.max_transfer_kb;
+	       a.max_transfer_kb == b.max_transfer_kb && a.copy_groups == b.copy_groups;
 }
 
 const char *level_name(log_level l)
@@ -105,6 +105,8 @@ void tcmud_conf(std::string_view text)
 		out += std::string("dbus = ") + (*a.dbus ? "true" : "false") + "\n";
 	if (a.queue_cpus)
 		out += "queue_cpus = " + to_string(*a.queue_cpus) + "\n";
+	if (a.copy_groups)
+		out += "copy_groups = \"" + to_string(*a.copy_groups) + "\"\n";
 	daemon_config c;
 	std::vector<std::string> ec;
 	FUZZ_CHECK(parse_tcmud_conf(out, "f.conf", &c, &ec),

@@ -34,7 +34,8 @@ TEST_CASE("copy_groups none and bad groups", "[config][copy_groups]")
 	CHECK_FALSE(none->share_group(0, "a", 0, "b"));
 	CHECK(to_string(*none) == "none");
 	for (const char *bad : {"", "disk0 disk1", "g: disk0", "g: a b; g: c d", ": a b",
-				"g: a ../b", "g: user_x/a b", "g: user_/a b", "g: a/b c", "g h: a b"}) {
+				"g: a ../b", "g: a \"b", "g: a#b c", "g: user_x/a b", "g: user_/a b",
+				"g: a/b c", "g h: a b"}) {
 		INFO(bad);
 		CHECK_FALSE(parse_copy_groups(bad));
 	}
