@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -443,7 +444,12 @@ int serve(const options &o, settings s)
 	else
 		log_info("", "command latencies: timed with CLOCK_MONOTONIC (the kernel's "
 			 "clocksource is not the TSC)");
-	device_registry devices(device_roots{}, s.device);
+	device_roots roots;
+	// systemd's StateDirectory= makes it; started by hand, tcmud does. A
+	// failure only costs the backing-file records (logged per device).
+	if (mkdir(roots.state.c_str(), 0700) < 0 && errno != EEXIST)
+		log_warn("", "cannot create %s: %s", roots.state.c_str(), strerror(errno));
+	device_registry devices(roots, s.device);
 	services sv;
 	size_t n = open_netlink_and_scan(devices, sv);
 	open_control_plane(s, devices, sv);

@@ -47,7 +47,7 @@ setup_result<std::unique_ptr<tcmu_device>> tcmu_device::open(const device_roots 
 							      ring_origin origin)
 {
 	std::unique_ptr<tcmu_device> dev(new tcmu_device(roots, info));
-	setup_result<void> done = dev->open_backstore();
+	setup_result<void> done = dev->open_backstore(origin);
 	if (done)
 		done = dev->start_queues(opts, origin);
 	if (!done) {
@@ -57,7 +57,7 @@ setup_result<std::unique_ptr<tcmu_device>> tcmu_device::open(const device_roots 
 	return dev;
 }
 
-setup_result<void> tcmu_device::open_backstore()
+setup_result<void> tcmu_device::open_backstore(ring_origin origin)
 {
 	const handler_ops *handler = find_handler(info_.name.subtype);
 	if (!handler)
@@ -66,6 +66,13 @@ setup_result<void> tcmu_device::open_backstore()
 	bc.subtype = info_.name.subtype;
 	bc.cfgstring = info_.name.cfgstring;
 	bc.log_prefix = prefix_;
+	// A device that was there before us is one a previous daemon served:
+	// the handler checks that its backing store is still the one recorded
+	// when the device was created (docs/admin.md, "Backing paths").
+	bc.taking_over = origin == ring_origin::take_over;
+	bc.identity_record = (roots_.state / "backing" /
+			      ("user_" + std::to_string(info_.name.hba) + "-" + info_.name.device))
+				     .string();
 	auto size = configfs_.dev_size();
 	if (!size)
 		return size.error();

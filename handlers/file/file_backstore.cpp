@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "file/atomic_write_probe.h"
+#include "file/backing_identity.h"
 #include "file/file_config.h"
 #include "file/file_queue.h"
 #include "log/log.h"
@@ -29,32 +30,36 @@ struct backing_file {
 	bool is_block = false;
 	uint64_t size = 0;
 	uint32_t dio_align = 0; // 0: unknown
+	struct stat st {};      // fstat at open: the identity recorded
 };
 
 // Each step of open() gives its result or a setup_error naming the path;
 // errno is read in the brace initialiser, before the message is built.
 setup_result<backing_file> open_backing(const file_config &cfg)
 {
+	// O_NOCTTY and O_NONBLOCK until open_backing_path has seen what the
+	// path is: a terminal must not become the daemon's controlling tty, and
+	// no device's open may wait (for a carrier, a medium).
+	const int flags =
+		O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (cfg.direct ? O_DIRECT : 0);
+	auto node = open_backing_path(cfg, flags);
+	if (!node)
+		return node.error();
 	backing_file file;
-	int flags = O_RDWR | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
-	file.fd.reset(::open(cfg.path.c_str(), flags));
-	if (!file.fd) {
-		setup_error e{errno, "cannot open " + cfg.path};
-		if (e.error == EINVAL && cfg.direct)
-			e.hint = "the file system may not support O_DIRECT";
-		return e;
-	}
-	struct stat st;
-	if (fstat(file.fd.get(), &st) < 0)
-		return setup_error{errno, cfg.path + ": fstat"};
-	if (S_ISREG(st.st_mode)) {
-		file.size = static_cast<uint64_t>(st.st_size);
-	} else if (S_ISBLK(st.st_mode)) {
+	file.fd = std::move(node->fd);
+	file.st = node->st;
+	// O_NONBLOCK would stay on the open file, and io_uring honours it on
+	// files without NOWAIT support with -EAGAIN instead of waiting: the
+	// served fd must block like any other.
+	int fl = fcntl(file.fd.get(), F_GETFL);
+	if (fl < 0 || fcntl(file.fd.get(), F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return setup_error{errno, cfg.path + ": fcntl"};
+	if (S_ISREG(file.st.st_mode)) {
+		file.size = static_cast<uint64_t>(file.st.st_size);
+	} else {
 		file.is_block = true;
 		if (ioctl(file.fd.get(), BLKGETSIZE64, &file.size) < 0)
 			return setup_error{errno, cfg.path + ": BLKGETSIZE64"};
-	} else {
-		return setup_error{EINVAL, cfg.path + " is neither a regular file nor a block device"};
 	}
 	return file;
 }
@@ -211,6 +216,9 @@ setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backsto
 	if (!opened)
 		return opened.error();
 	backing_file &file = *opened;
+	// Before anything is written to it (extend=1, the probes below).
+	if (auto same = reconcile_backing_identity(cfg, fcfg.path, file.st); !same)
+		return same.error();
 	if (fcfg.direct)
 		if (auto aligned = check_direct_alignment(cfg, fcfg, &file); !aligned)
 			return aligned.error();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <optional>
 
+#include "file/nofollow_open.h"
 #include "tcmud/cfgstring_options.h"
 
 namespace tcmud {
@@ -43,9 +44,11 @@ setup_result<void> parse_option(std::string_view option, file_config *out)
 		flag = &out->direct;
 	else if (name == "extend")
 		flag = &out->extend;
+	else if (name == "block")
+		flag = &out->block;
 	else
 		return malformed("unknown option '" + std::string(name) +
-				 "' (known: direct, extend)");
+				 "' (known: direct, extend, block)");
 	auto parsed = parse_flag_value(value);
 	if (!parsed)
 		return malformed("option '" + std::string(name) + "' takes 0 or 1, not '" +
@@ -68,7 +71,41 @@ setup_result<file_config> parse_file_config(std::string_view cfgstring)
 		cfgstring, [&](std::string_view option) { return parse_option(option, &parsed); });
 	if (!options)
 		return options.error();
+	if (parsed.extend && parsed.block)
+		return malformed("extend applies to regular files only; it cannot be combined "
+				 "with block");
 	return parsed;
+}
+
+setup_result<backing_node> open_backing_path(const file_config &cfg, int flags)
+{
+	auto opened = open_nofollow(cfg.path, flags);
+	if (!opened) {
+		setup_error e = opened.error();
+		if (e.error == ELOOP)
+			e.hint = "tcmud does not follow symbolic links in backing paths; "
+				 "configure the real path";
+		else if (e.error == EINVAL && (flags & O_DIRECT))
+			e.hint = "the file system may not support O_DIRECT";
+		return e;
+	}
+	backing_node node{std::move(*opened)};
+	if (fstat(node.fd.get(), &node.st) < 0)
+		return setup_error{errno, cfg.path + ": fstat"};
+	const mode_t mode = node.st.st_mode;
+	// The kind is checked against the cfgstring, not merely accepted: a
+	// regular file swapped for a device node (or back) is refused.
+	if (S_ISDIR(mode))
+		return setup_error{EISDIR, cfg.path};
+	if (S_ISREG(mode) && cfg.block)
+		return setup_error{EINVAL, cfg.path + " is a regular file, not a block device",
+				   "remove ;block to serve a regular file"};
+	if (S_ISBLK(mode) && !cfg.block)
+		return setup_error{EINVAL, cfg.path + " is a block device",
+				   "add ;block to the cfgstring to serve a block device"};
+	if (!S_ISREG(mode) && !S_ISBLK(mode))
+		return malformed(cfg.path + " is neither a regular file nor a block device");
+	return node;
 }
 
 setup_result<void> check_file_config(std::string_view cfgstring)
@@ -78,20 +115,16 @@ setup_result<void> check_file_config(std::string_view cfgstring)
 		return parsed.error();
 	const file_config &cfg = *parsed;
 
+	// O_PATH: look at the file without opening it for I/O (a device's
+	// open may have side effects), through the same lookup as open().
+	auto node = open_backing_path(cfg, O_PATH | O_CLOEXEC);
+	if (!node)
+		return node.error();
+	// Of the node just opened (AT_EMPTY_PATH), not of the path looked up
+	// again. AT_EACCESS: judge with the credentials open() will use, so a
+	// daemon running without CAP_DAC_OVERRIDE is told the truth.
 	// setup_error{errno, ...} reads errno before the message is built.
-	struct stat st;
-	if (stat(cfg.path.c_str(), &st) < 0)
-		return setup_error{errno, cfg.path};
-	if (S_ISDIR(st.st_mode))
-		return setup_error{EISDIR, cfg.path};
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return malformed(cfg.path + " is neither a regular file nor a block device");
-	if (cfg.extend && !S_ISREG(st.st_mode))
-		return malformed("extend applies to regular files only, and " + cfg.path +
-				 " is a block device");
-	// AT_EACCESS: judge with the credentials open() will use, so a daemon
-	// running without CAP_DAC_OVERRIDE is told the truth.
-	if (faccessat(AT_FDCWD, cfg.path.c_str(), R_OK | W_OK, AT_EACCESS) < 0)
+	if (faccessat(node->fd.get(), "", R_OK | W_OK, AT_EACCESS | AT_EMPTY_PATH) < 0)
 		return setup_error{errno, cfg.path + " cannot be opened for reading and writing"};
 	return {};
 }

@@ -20,9 +20,10 @@ setup_result<std::unique_ptr<backstore>> open_file(const backstore_config &cfg)
 const handler_ops file_handler = {
 	.subtype = "file",
 	.config_desc =
-		"PATH[;direct=1][;extend=1]. PATH: absolute path of the backing "
-		"regular file or block device. direct=1: use O_DIRECT. "
-		"extend=1: grow a file smaller than the device size.",
+		"PATH[;direct=1][;extend=1][;block=1]. PATH: absolute path of the "
+		"backing regular file, no symbolic links. direct=1: use O_DIRECT. "
+		"extend=1: grow a file smaller than the device size. "
+		"block=1: PATH is a block device.",
 	.check_config = check_file_config,
 	.open = open_file,
 };

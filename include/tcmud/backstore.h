@@ -187,6 +187,14 @@ struct backstore_config {
 	uint64_t dev_size = 0;
 	uint32_t block_size = 512;
 	std::string log_prefix;  // "subtype/devname:" for log lines
+	// The device existed before this daemon started (a restart or a
+	// takeover), so its backing store is already in use: a handler that
+	// recorded what it opened at creation compares, and refuses a change.
+	bool taking_over = false;
+	// Absolute path of a small state file this device's handler may keep
+	// across restarts (the file handler records the backing file's
+	// identity there); empty: none, nothing is recorded or compared.
+	std::string identity_record;
 };
 
 // A handler: one per backstore type, registered by name. Names match exactly.

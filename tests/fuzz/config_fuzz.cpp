@@ -163,10 +163,12 @@ void cfgstring(std::string_view text)
 	const file_config &c = *parsed;
 	FUZZ_CHECK(!c.path.empty() && c.path[0] == '/', "a relative backing path accepted");
 	FUZZ_CHECK(c.path.find(';') == std::string::npos, "a ';' in the accepted path");
+	FUZZ_CHECK(!(c.extend && c.block), "extend accepted with block");
 	std::string again = c.path + ";direct=" + (c.direct ? "1" : "0") + ";extend=" +
-			    (c.extend ? "1" : "0");
+			    (c.extend ? "1" : "0") + ";block=" + (c.block ? "1" : "0");
 	auto d = parse_file_config(again);
-	FUZZ_CHECK(d && d->path == c.path && d->direct == c.direct && d->extend == c.extend,
+	FUZZ_CHECK(d && d->path == c.path && d->direct == c.direct && d->extend == c.extend &&
+			   d->block == c.block,
 		   "a cfgstring does not read back");
 }
 

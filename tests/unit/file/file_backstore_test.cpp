@@ -167,3 +167,86 @@ TEST_CASE("shrinking never truncates the file; queues refuse the cut-off tail", 
 	block_io back = make_rw(block_op::read, (1 << 20), {&iov, 1});
 	CHECK(run_io(*engine, *queue, back) == 4096);
 }
+
+TEST_CASE("a symbolic link as the backing file is refused, and extend=1 grows nothing",
+	  "[file][open][symlink]")
+{
+	temp_file target(1 << 20);
+	temp_dir dir;
+	REQUIRE(symlink(target.path().c_str(), (dir / "img").c_str()) == 0);
+	open_result r = try_open(dir / "img;extend=1", 2 << 20);
+	CHECK_FALSE(r.store);
+	CHECK(r.error == -ELOOP);
+	CHECK(r.reason.find("cannot open " + dir / "img: " + dir / "img is a symbolic link to " +
+			    target.path()) == 0);
+	CHECK(r.reason.find("tcmud does not follow symbolic links in backing paths; "
+			    "configure the real path") != std::string::npos);
+	CHECK(target.size() == (1 << 20));
+}
+
+TEST_CASE("a symbolic link to a directory on the backing path is refused",
+	  "[file][open][symlink]")
+{
+	temp_dir dir;
+	REQUIRE(mkdir((dir / "real").c_str(), 0755) == 0);
+	write_file(dir / "real/img", 1 << 20, 'a');
+	REQUIRE(symlink("real", (dir / "lun").c_str()) == 0);
+	open_result r = try_open(dir / "lun/img;extend=1", 2 << 20);
+	CHECK_FALSE(r.store);
+	CHECK(r.error == -ELOOP);
+	CHECK(r.reason.find(dir / "lun is a symbolic link to real") != std::string::npos);
+	struct stat st;
+	REQUIRE(stat((dir / "real/img").c_str(), &st) == 0);
+	CHECK(st.st_size == (1 << 20));
+}
+
+TEST_CASE("a block device is served only with block, and block serves no regular file",
+	  "[file][open][block]")
+{
+	std::string why_not;
+	auto loop = loop_device::attach(1 << 20, &why_not);
+	if (!loop)
+		TCMUD_SKIP(why_not);
+	open_result bare = try_open(loop->path(), 1 << 20);
+	CHECK_FALSE(bare.store);
+	CHECK(bare.error == -EINVAL);
+	CHECK(bare.reason == loop->path() + " is a block device: Invalid argument — add ;block "
+					    "to the cfgstring to serve a block device");
+
+	open_result with_block = try_open(loop->path() + ";block", 1 << 20);
+	INFO(with_block.reason);
+	REQUIRE(with_block.store);
+	CHECK(with_block.store->size_bytes() == (1 << 20));
+
+	temp_file file(1 << 20);
+	open_result file_as_block = try_open(file.path() + ";block", 1 << 20);
+	CHECK_FALSE(file_as_block.store);
+	CHECK(file_as_block.error == -EINVAL);
+	CHECK(file_as_block.reason.find("is a regular file, not a block device") !=
+	      std::string::npos);
+}
+
+TEST_CASE("the served fd blocks: O_NONBLOCK is only for the open", "[file][open]")
+{
+	temp_file file(1 << 20);
+	auto store = open_store(file.path(), 1 << 20);
+	// Find the store's fd by what it names, and read its flags (octal).
+	std::optional<unsigned long> flags;
+	for (const auto &entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+		std::error_code ec;
+		if (std::filesystem::read_symlink(entry.path(), ec) != file.path())
+			continue;
+		std::string info = "/proc/self/fdinfo/" + entry.path().filename().string();
+		int fd = ::open(info.c_str(), O_RDONLY | O_CLOEXEC);
+		REQUIRE(fd >= 0);
+		char text[512]{};
+		REQUIRE(read(fd, text, sizeof text - 1) > 0);
+		close(fd);
+		const char *at = strstr(text, "flags:");
+		REQUIRE(at);
+		flags = strtoul(at + 6, nullptr, 8);
+	}
+	REQUIRE(flags);
+	CHECK((*flags & O_NONBLOCK) == 0);
+	CHECK((*flags & O_ACCMODE) == O_RDWR);
+}

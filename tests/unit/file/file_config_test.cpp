@@ -63,6 +63,24 @@ TEST_CASE("options after ';' set direct and extend", "[file][config]")
 	CHECK_FALSE(off->direct);
 }
 
+TEST_CASE("block is a flag like the others, off by default", "[file][config]")
+{
+	CHECK_FALSE(parse_file_config("/dev/vdb")->block);
+	CHECK(parse_file_config("/dev/vdb;block")->block);
+	CHECK(parse_file_config("/dev/vdb;block=1;direct")->block);
+	CHECK_FALSE(parse_file_config("/dev/vdb;block=0")->block);
+	CHECK(parse_reason("/dev/vdb;block=2").find("takes 0 or 1") != std::string::npos);
+}
+
+TEST_CASE("extend with block is refused: a block device cannot grow", "[file][config]")
+{
+	auto parsed = parse_file_config("/dev/vdb;block;extend=1");
+	REQUIRE_FALSE(parsed);
+	CHECK(parsed.error().error == EINVAL);
+	CHECK(parsed.error().message.find("cannot be combined with block") != std::string::npos);
+	CHECK(parse_file_config("/dev/vdb;block;extend=0"));
+}
+
 TEST_CASE("an unknown option is refused and named", "[file][config]")
 {
 	auto parsed = parse_file_config("/img;sync=1");
@@ -130,6 +148,61 @@ TEST_CASE("check_config reports a file this process may not write", "[file][conf
 	CHECK(why.find("Permission denied") != std::string::npos);
 }
 
+TEST_CASE("check_config refuses a symbolic link as the backing file", "[file][config]")
+{
+	temp_file file(4096);
+	temp_dir dir;
+	REQUIRE(symlink(file.path().c_str(), (dir / "img").c_str()) == 0);
+	auto checked = check_file_config(dir / "img");
+	REQUIRE_FALSE(checked);
+	CHECK(checked.error().error == ELOOP);
+	std::string why = checked.error().what();
+	CHECK(why.find(dir / "img is a symbolic link to " + file.path()) != std::string::npos);
+	CHECK(why.find("tcmud does not follow symbolic links in backing paths") !=
+	      std::string::npos);
+	CHECK(why.find("configure the real path") != std::string::npos);
+}
+
+TEST_CASE("check_config refuses a symbolic link to a directory on the path", "[file][config]")
+{
+	temp_dir dir;
+	REQUIRE(mkdir((dir / "real").c_str(), 0755) == 0);
+	write_file(dir / "real/img", 4096, 'a');
+	REQUIRE(check_file_config(dir / "real/img"));
+	REQUIRE(symlink((dir / "real").c_str(), (dir / "lun").c_str()) == 0);
+	auto checked = check_file_config(dir / "lun/img");
+	REQUIRE_FALSE(checked);
+	CHECK(checked.error().error == ELOOP);
+	CHECK(checked.error().what().find(dir / "lun is a symbolic link") != std::string::npos);
+}
+
+TEST_CASE("check_config refuses a block device without block, accepts it with block",
+	  "[file][config]")
+{
+	std::string why_not;
+	auto loop = loop_device::attach(1 << 20, &why_not);
+	if (!loop)
+		TCMUD_SKIP(why_not);
+	auto bare = check_file_config(loop->path());
+	REQUIRE_FALSE(bare);
+	CHECK(bare.error().error == EINVAL);
+	CHECK(bare.error().what() == loop->path() + " is a block device: Invalid argument — "
+						  "add ;block to the cfgstring to serve a block device");
+	CHECK(reason(check_file_config(loop->path() + ";block")) == "");
+	CHECK(reason(check_file_config(loop->path() + ";block;direct")) == "");
+}
+
+TEST_CASE("check_config refuses a regular file with block", "[file][config]")
+{
+	temp_file file(4096);
+	auto checked = check_file_config(file.path() + ";block");
+	REQUIRE_FALSE(checked);
+	CHECK(checked.error().error == EINVAL);
+	CHECK(checked.error().what() == file.path() + " is a regular file, not a block device: "
+						      "Invalid argument — remove ;block to serve "
+						      "a regular file");
+}
+
 TEST_CASE("check_config passes syntax errors through", "[file][config]")
 {
 	temp_file file(4096);
@@ -141,6 +214,7 @@ TEST_CASE("the handler is registered as subtype file with its checks", "[file][c
 {
 	CHECK(file_handler.subtype == "file");
 	CHECK(file_handler.config_desc.find("direct") != std::string_view::npos);
+	CHECK(file_handler.config_desc.find("block=1") != std::string_view::npos);
 	CHECK(file_handler.check_config == &check_file_config);
 	temp_file file(8192);
 	auto store = file_handler.open(make_config(file.path(), 8192));

@@ -5,10 +5,14 @@
 // handed out, and a way to run one block_io to completion.
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +66,117 @@ public:
 private:
 	std::string path_;
 };
+
+// A temporary directory on /tmp, removed with everything in it at the end
+// of the test (remove_all removes links, never what they point at).
+class temp_dir {
+public:
+	temp_dir()
+	{
+		char name[] = "/tmp/tcmud-file-dir-XXXXXX";
+		REQUIRE(mkdtemp(name) != nullptr);
+		path_ = name;
+	}
+	~temp_dir()
+	{
+		std::error_code ignored;
+		std::filesystem::remove_all(path_, ignored);
+	}
+	temp_dir(const temp_dir &) = delete;
+	temp_dir &operator=(const temp_dir &) = delete;
+
+	const std::string &path() const { return path_; }
+	// path()/name
+	std::string operator/(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+	std::string path_;
+};
+
+// Catch2 2.x has no SKIP: the reason is shown as a warning and the test case
+// ends there, passing.
+#define TCMUD_SKIP(why)                         \
+	do {                                    \
+		WARN("skipped: " << why);       \
+		return;                         \
+	} while (0)
+
+// A loop device (a real block device) over a temporary file, detached at
+// the end of the test (and by the kernel, LO_FLAGS_AUTOCLEAR, should the
+// test die first). Attaching needs root and a loop driver.
+class loop_device {
+public:
+	// The device, or nullptr and why none could be had.
+	static std::unique_ptr<loop_device> attach(uint64_t size, std::string *why)
+	{
+		if (geteuid() != 0) {
+			*why = "attaching a loop device needs root";
+			return nullptr;
+		}
+		auto dev = std::unique_ptr<loop_device>(new loop_device(size));
+		int ctl = ::open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+		int backing = ::open(dev->file_.path().c_str(), O_RDWR | O_CLOEXEC);
+		// Another process may take the free device first: try again.
+		for (int attempt = 0; ctl >= 0 && backing >= 0 && attempt < 8; ++attempt) {
+			int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+			if (n < 0)
+				break;
+			std::string path = "/dev/loop" + std::to_string(n);
+			int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				break;
+			loop_config cfg{};
+			cfg.fd = static_cast<uint32_t>(backing);
+			cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+			if (ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
+				dev->fd_ = fd;
+				dev->path_ = path;
+				break;
+			}
+			int err = errno;
+			close(fd);
+			if (err != EBUSY)
+				break;
+		}
+		if (backing >= 0)
+			close(backing);
+		if (ctl >= 0)
+			close(ctl);
+		if (dev->fd_ < 0) {
+			*why = "no loop device could be attached";
+			return nullptr;
+		}
+		return dev;
+	}
+	~loop_device()
+	{
+		if (fd_ < 0)
+			return;
+		ioctl(fd_, LOOP_CLR_FD);
+		close(fd_);
+	}
+	loop_device(const loop_device &) = delete;
+	loop_device &operator=(const loop_device &) = delete;
+
+	const std::string &path() const { return path_; } // /dev/loopN
+
+private:
+	explicit loop_device(uint64_t size) : file_(size) {}
+
+	temp_file file_;
+	int fd_ = -1;
+	std::string path_;
+};
+
+// Creates (or replaces) `path` with `size` bytes of `fill`.
+inline void write_file(const std::string &path, size_t size, char fill)
+{
+	int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	REQUIRE(fd >= 0);
+	std::vector<char> data(size, fill);
+	REQUIRE(write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()));
+	close(fd);
+}
 
 inline backstore_config make_config(const std::string &cfgstring, uint64_t dev_size)
 {

@@ -19,7 +19,7 @@ while read -r f; do
 	# Directories shared with other packages (/usr/sbin, /etc, ...) stay.
 	[ -e "$f" ] && [ ! -d "$f" ] && left+=" $f"
 done < $STATE/files
-for f in /etc/tcmud /var/log/tcmud.log /run/tcmud; do
+for f in /etc/tcmud /var/log/tcmud.log /run/tcmud /var/lib/tcmud; do
 	[ -e $f ] && left+=" $f"
 done
 left+=$(find /etc/systemd /run/systemd/system /var/lib/systemd -name 'tcmud.*' 2>/dev/null | tr '\n' ' ')

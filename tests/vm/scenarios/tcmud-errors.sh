@@ -14,7 +14,7 @@ trap 'rc=$?; dmsetup remove tcmud-bad 2>/dev/null || true; cleanup_scenario $rc'
 # devtmpfs makes /dev/dm-N; /dev/mapper/ names need udev, which the guest lacks.
 dmdev=/dev/dm-$(dmsetup info -c --noheadings -o minor tcmud-bad | tr -d ' ')
 [ -b "$dmdev" ] || fail "no $dmdev for tcmud-bad"
-bad=$(export_via_loop "$(create_user_backstore bad0 file "$dmdev" $((8 << 20)))")
+bad=$(export_via_loop "$(create_user_backstore bad0 file "$dmdev;block" $((8 << 20)))")
 sg=$(sg_of "$bad")
 set +e
 out=$(sg_raw -r 512 "$sg" 28 00 00 00 30 00 00 00 01 00 2>&1)   # READ(10) LBA 12288

@@ -75,7 +75,7 @@ io=$!
 dev=$(dm_device tcmud-flakey /tmp/flakey.img 16)
 lin=$(dmsetup table tcmud-flakey)
 loopdev=$(echo "$lin" | cut -d' ' -f4)
-fl=$(export_via_loop "$(create_user_backstore flakey0 file "$dev;direct=1" $((16 << 20)))")
+fl=$(export_via_loop "$(create_user_backstore flakey0 file "$dev;block;direct=1" $((16 << 20)))")
 dm_swap tcmud-flakey "0 $((16 << 11)) flakey $loopdev 0 1 1 1 error_writes"
 acked=0 failed=0 first=0
 for _ in $(seq 12); do
@@ -109,7 +109,7 @@ dev=$(dm_device tcmud-slow /tmp/slow.img 16)
 lin=$(dmsetup table tcmud-slow)
 loopdev=$(echo "$lin" | cut -d' ' -f4)
 USER_BACKSTORE_ATTRS="cmd_time_out=5"
-slowbs=$(create_user_backstore slow0 file "$dev;direct=1" $((16 << 20)))
+slowbs=$(create_user_backstore slow0 file "$dev;block;direct=1" $((16 << 20)))
 unset USER_BACKSTORE_ATTRS
 slow=$(export_via_loop "$slowbs")
 out=$($ack write "$slow" 0 16 /tmp/slow.acked)

@@ -40,7 +40,7 @@ echo "0 $sectors linear $loop 0" | dmsetup create tcmud-faulty
 # devtmpfs makes /dev/dm-N; /dev/mapper/ names need udev or mknodes.
 dmdev=/dev/dm-$(dmsetup info -c --noheadings -o minor tcmud-faulty | tr -d ' ')
 [ -b "$dmdev" ] || fail "no $dmdev"
-dm=$(export_via_loop "$(create_user_backstore dm0 file "$dmdev;direct=1" $((16 << 20)))")
+dm=$(export_via_loop "$(create_user_backstore dm0 file "$dmdev;block;direct=1" $((16 << 20)))")
 out=$($ack write "$dm" 0 32 /tmp/dm.acked)
 expect_match "$out" "^acked 32 failed 0" "writes before the fault"
 echo "0 $sectors error" | dmsetup load tcmud-faulty

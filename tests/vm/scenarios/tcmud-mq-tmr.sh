@@ -47,7 +47,7 @@ trap 'rc=$?; tmr_cleanup; exit $rc' EXIT
 delay_reads 0
 start_tcmud
 bs=$(USER_BACKSTORE_ATTRS="nr_queues=2 tmr_notification=1 cmd_time_out=60" \
-	create_user_backstore tmr file "/dev/mapper/slow;direct=1" $size)
+	create_user_backstore tmr file "/dev/mapper/slow;block;direct=1" $size)
 dev=$(export_via_loop "$bs")
 wait_listed tmr nr_queues 2
 blockdev --getsize64 "$dev" >/dev/null # an open waits for the scan to end

@@ -59,7 +59,7 @@ loop=$(losetup -f --show /tmp/soakdm.img)
 linear="0 $((16 << 11)) linear $loop 0"
 echo "$linear" | dmsetup create tcmud-soakdm
 dm=/dev/dm-$(dmsetup info -c --noheadings -o minor tcmud-soakdm | tr -d ' ')
-side=$(export_via_loop "$(create_user_backstore side0 file "$dm;direct=1" $((16 * M)))")
+side=$(export_via_loop "$(create_user_backstore side0 file "$dm;block;direct=1" $((16 * M)))")
 rm -f /tmp/soak.stop
 : > /tmp/side.acked
 

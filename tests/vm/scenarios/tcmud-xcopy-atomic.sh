@@ -43,7 +43,7 @@ log "statx STATX_WRITE_ATOMIC, scsi_debug $sdbg: $sdbg_statx"
 
 # --- LUN a: ext4 file, range lock; LUN b: scsi_debug, O_DIRECT ---
 a=$(export_via_loop "$(create_user_backstore xa file /mnt/ext4/a.img $((16 << 20)) a0a0-0001)")
-b=$(export_via_loop "$(create_user_backstore xb file "$sdbg;direct" $((16 << 20)) b0b0-0002)")
+b=$(export_via_loop "$(create_user_backstore xb file "$sdbg;block;direct" $((16 << 20)) b0b0-0002)")
 sga=$(sg_of "$a") sgb=$(sg_of "$b")
 log "tcmud disks $a ($sga, ext4 file) and $b ($sgb, $sdbg O_DIRECT)"
 { grep "statx atomic write" "$TCMUD_LOG" || true; } | while read -r line; do log "tcmud: ${line#*] }"; done
