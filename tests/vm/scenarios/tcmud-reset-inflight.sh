@@ -50,7 +50,7 @@ for round in 1 2 3; do
 	# Reads of the second half, 16 at a time: always some in flight.
 	fio --name=stuck-reads --filename="$dev" --offset=$((mb / 2))M --size=$((mb / 2))M \
 		--direct=1 --ioengine=libaio --iodepth=16 --rw=randread --bs=64k \
-		--time_based --runtime=$(scaled 8) --output=/dev/null &
+		--time_based --runtime="$(scaled 8)" --output=/dev/null &
 	reads=$!
 	# Written and verified in the first half while the reset happens.
 	fio_write_verify "$dev" 4M &
@@ -80,7 +80,7 @@ dmsetup suspend tcmud-reset-slow
 dmsetup resume tcmud-reset-slow
 fio --name=stuck-reads --filename="$dev" --offset=$((mb / 2))M --size=$((mb / 2))M \
 	--direct=1 --ioengine=libaio --iodepth=16 --rw=randread --bs=64k \
-	--time_based --runtime=$(scaled 20) --output=/dev/null &
+	--time_based --runtime="$(scaled 20)" --output=/dev/null &
 reads=$!
 fio_write_verify "$dev" 2M &
 writes=$!
