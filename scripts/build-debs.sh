@@ -11,7 +11,10 @@
 # OUTDIR/upgrade/ gets a copy of the tcmud package one version higher, for
 # the systemd guest's upgrade test (tests/vm/scenarios/systemd-tcmud-faults).
 #
-# Needs debhelper, dh-dkms and lintian (scripts/install-deps.sh).
+# Needs debhelper, dh-dkms, lintian and debian/control's Build-Depends,
+# librbd-dev among them (scripts/install-deps.sh installs them all; this
+# script installs nothing): dpkg-buildpackage refuses to start without one,
+# and meson (-Drbd=enabled in debian/rules) fails without librbd.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$top/build/debs}")

@@ -17,6 +17,23 @@ echo "$boot" > "$out/boots"
 export TCMUD_BOOT=$boot
 sysctl -qw kernel.hung_task_timeout_secs=60 2>/dev/null
 echo 1 > /proc/sys/kernel/sysrq
+# Guest networking, for the Ceph scenarios only (tests/vm/run --ceph), as
+# guest/init.sh sets it up: QEMU's user-mode network, the address and
+# gateway slirp expects, on the one NIC (whatever udev named it).
+if [ "${TCMUD_GUEST_NET:-0}" = 1 ]; then
+	modprobe virtio_net
+	nic=""
+	for _ in $(seq 100); do
+		nic=$(find /sys/class/net -mindepth 1 -maxdepth 1 ! -name lo -printf '%f\n' | head -n1)
+		[ -n "$nic" ] && break
+		sleep 0.1
+	done
+	ip link set lo up
+	ip link set "$nic" up
+	ip addr add 10.0.2.15/24 dev "$nic"
+	ip route replace default via 10.0.2.2
+	echo "guest: $nic 10.0.2.15, cluster at ${TCMUD_CEPH_MON_IP:-?}"
+fi
 echo "guest: up after $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r), boot $boot," \
 	"$(systemctl is-system-running 2>&1)"
 # Where the boot's time went, for the log (TCG makes every unit slow;
