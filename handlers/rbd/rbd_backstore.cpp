@@ -101,12 +101,12 @@ rbd_backstore::open_with(const backstore_config &cfg, const rbd_open_options &op
 	store->start_lock((features & RBD_FEATURE_EXCLUSIVE_LOCK) != 0);
 	log_info(cfg.log_prefix,
 		 "serving rbd image %s (%" PRIu64 " bytes, %" PRIu64 "-byte objects) as %s; "
-		 "librbd cache %s; exclusive lock: %s",
+		 "librbd cache %s (%s); exclusive lock: %s",
 		 target.c_str(), image_size, info.obj_size, store->session_->who().c_str(),
 		 store->cache_enabled() ? "ON (writes are acknowledged before the OSDs "
 					  "have them; FUA and SYNCHRONIZE CACHE flush)"
 					: "off",
-		 to_string(store->lock_state()));
+		 store->session_->cache_source(), to_string(store->lock_state()));
 	return store;
 }
 
@@ -300,6 +300,28 @@ bool rbd_backstore::wait_quiet()
 	return true;
 }
 
+// Keeper thread, fenced and quiet: writes librbd's cache acknowledged and
+// had not flushed cannot reach the OSDs from a blocklisted client; they
+// are gone. Whatever a queue's handle acknowledged since its last flush
+// counts (some may have been written back meanwhile: reporting a loss
+// that did not happen costs one failed SYNCHRONIZE CACHE; missing one
+// would tell the initiator its data is safe).
+void rbd_backstore::note_dropped_writes()
+{
+	uint64_t dropped = 0;
+	{
+		std::lock_guard lock(probes_mutex_);
+		for (rbd_queue_probe *p : probes_)
+			dropped += p->unflushed.exchange(0, std::memory_order_acq_rel);
+	}
+	if (dropped == 0)
+		return;
+	lost_writes_.store(true, std::memory_order_release);
+	log_error(log_prefix_, "%llu writes acknowledged from librbd's cache since the last flush "
+		  "may be lost with the fenced client: the next SYNCHRONIZE CACHE fails",
+		  (unsigned long long)dropped);
+}
+
 // Keeper thread, fenced: a fresh client and image handle, with bounded
 // backoff between attempts; then the lock as at open, without the grace.
 void rbd_backstore::reopen()
@@ -308,6 +330,7 @@ void rbd_backstore::reopen()
 	uint64_t old_id = session_ ? session_->instance_id() : 0;
 	if (!wait_quiet())
 		return;
+	note_dropped_writes();
 	{
 		// Nothing uses it now: the queues see fenced and their
 		// requests on it are released.

@@ -85,6 +85,9 @@ struct rbd_open_options {
 struct rbd_queue_probe {
 	std::atomic<bool> in_submit{false};  // between the state check and librbd's return
 	std::atomic<size_t> in_flight{0};    // requests given to librbd, not yet released
+	// librbd's cache on: writes this queue's handle acknowledged since
+	// its last successful flush. A fence drops what the cache held.
+	std::atomic<uint64_t> unflushed{0};
 };
 
 class rbd_backstore final : public backstore {
@@ -111,6 +114,10 @@ public:
 	// -ENOTCONN: the device is reconnecting).
 	int64_t note_result(int64_t result, bool writing);
 	bool cache_enabled() const { return cache_enabled_; }
+	// True once (and then false again) after a fence may have dropped
+	// writes librbd's cache had acknowledged: the next SYNCHRONIZE CACHE
+	// fails instead of answering GOOD for data that is gone.
+	bool take_lost_writes() { return lost_writes_.exchange(false, std::memory_order_acq_rel); }
 	void add_probe(rbd_queue_probe *probe);
 	void remove_probe(rbd_queue_probe *probe);
 	const std::string &log_prefix() const { return log_prefix_; }
@@ -135,6 +142,7 @@ private:
 	bool blocklisted();
 	void reopen();
 	bool wait_quiet();
+	void note_dropped_writes();
 	bool keeper_sleep(std::chrono::milliseconds d);
 	void set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why);
 	std::string lock_owners() const;
@@ -155,6 +163,7 @@ private:
 
 	std::atomic<rbd_lock_state> state_{rbd_lock_state::unshared};
 	std::atomic<unsigned> reopens_{0};
+	std::atomic<bool> lost_writes_{false};
 	std::mutex probes_mutex_;
 	std::vector<rbd_queue_probe *> probes_;
 	std::chrono::steady_clock::time_point busy_until_{};

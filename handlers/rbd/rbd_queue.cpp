@@ -24,6 +24,7 @@ struct rbd_queue::request {
 	rbd_completion_t completion = nullptr;
 	request *next = nullptr;       // on the mailbox list
 	bool flushing = false;         // the flush after a FUA write (cache on)
+	uint64_t unflushed_seen = 0;   // a flush: the queue's unflushed count at its start
 	uint64_t mismatch = 0;         // compare_and_write: librbd's image offset
 	// compare_and_write from scattered buffers, or more iovecs than librbd
 	// takes: one flat copy. Keeps its capacity across reuse.
@@ -236,8 +237,10 @@ rbd_queue::request *rbd_queue::acquire(block_io &io)
 
 int rbd_queue::validate(const block_io &io) const
 {
+	// A fence may have dropped writes the cache had acknowledged: this
+	// SYNCHRONIZE CACHE must not say they are safe.
 	if (io.op == block_op::flush)
-		return 0;
+		return store_.take_lost_writes() ? -EIO : 0;
 	if (io.op == block_op::prefetch)
 		return -EOPNOTSUPP;
 	uint64_t size = store_.size_bytes();
@@ -317,6 +320,7 @@ int rbd_queue::start_on(request *req, rbd_image_t img)
 		}
 		break;
 	case block_op::flush:
+		req->unflushed_seen = probe_->unflushed.load(std::memory_order_acquire);
 		r = rbd_aio_flush(img, req->completion);
 		break;
 	case block_op::discard:
@@ -399,10 +403,26 @@ void rbd_queue::finish(request *req, int64_t result)
 			complete(req, err);
 		return;
 	}
+	if (store_.cache_enabled()) {
+		if (io.op == block_op::flush)
+			forget_flushed(req->unflushed_seen);
+		else if (is_write(io.op) && !req->flushing)
+			probe_->unflushed.fetch_add(1, std::memory_order_acq_rel);
+	}
 	if (io.op == block_op::read && io.iov.size() > max_iov)
 		scatter(req->flat, io.iov);
 	bool moves = io.op == block_op::read || io.op == block_op::write;
 	complete(req, moves ? int64_t(io.length) : 0);
+}
+
+// A flush succeeded: the writes counted when it started are on the OSDs.
+// (The keeper may have zeroed the count meanwhile: never below zero.)
+void rbd_queue::forget_flushed(uint64_t seen)
+{
+	uint64_t now = probe_->unflushed.load(std::memory_order_acquire);
+	while (!probe_->unflushed.compare_exchange_weak(now, now - std::min(now, seen),
+							 std::memory_order_acq_rel))
+		;
 }
 
 void rbd_queue::complete(request *req, int64_t result)

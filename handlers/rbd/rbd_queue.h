@@ -80,6 +80,7 @@ private:
 	int start(request *req);
 	int start_on(request *req, rbd_image_t image);
 	int start_flush(request *req);
+	void forget_flushed(uint64_t seen);
 	rbd_image_t image() const { return owns_image_ ? image_ : store_.io_image(); }
 	void set_in_flight(size_t n);
 	// The window in which this queue may touch the device's session

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 namespace tcmud {
 namespace {
@@ -166,7 +168,41 @@ setup_result<std::unique_ptr<rbd_session>> rbd_session::open(const rbd_config &c
 				: "";
 		return setup_error{-r, "image '" + cfg.pool + "/" + cfg.image + "'", hint};
 	}
+	// A pool or image override (rbd config pool/image set ... rbd_cache
+	// true) wins over the conf inside librbd: what the image runs with is
+	// what decides whether a FUA write needs a flush after it.
+	s->cache_source_ = "the conf";
+	if (auto effective = image_cache_setting(s->image_)) {
+		if (*effective != s->cache_enabled_)
+			s->cache_source_ = "a pool or image setting, over the conf";
+		s->cache_enabled_ = *effective;
+	} else {
+		// Unknown: assume the cache may hold writes, and flush.
+		s->cache_source_ = "librbd's setting unreadable, assumed";
+		s->cache_enabled_ = true;
+	}
 	return s;
+}
+
+std::optional<bool> image_cache_setting(rbd_image_t image)
+{
+	int n = 0;
+	// The first call says how many options there are (-ERANGE).
+	int r = rbd_config_image_list(image, nullptr, &n);
+	if (r < 0 && r != -ERANGE)
+		return std::nullopt;
+	std::vector<rbd_config_option_t> options(static_cast<size_t>(n));
+	r = rbd_config_image_list(image, options.data(), &n);
+	if (r < 0)
+		return std::nullopt;
+	std::optional<bool> found;
+	for (int i = 0; i < n; ++i) {
+		const rbd_config_option_t &o = options[static_cast<size_t>(i)];
+		if (o.name && std::string_view(o.name) == "rbd_cache" && o.value)
+			found = std::string_view(o.value) == "true";
+	}
+	rbd_config_image_list_cleanup(options.data(), n);
+	return found;
 }
 
 setup_result<rbd_image_t> rbd_session::open_image() const

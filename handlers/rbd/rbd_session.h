@@ -11,6 +11,7 @@
 #include <rbd/librbd.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "rbd/rbd_config.h"
@@ -38,7 +39,11 @@ public:
 	rados_t cluster() const { return cluster_; }
 	// "client.admin", the conf file read (or "the default search path").
 	const std::string &who() const { return who_; }
+	// Whether librbd's cache is on for the image, as the opened image runs
+	// with it (the conf, or a pool or image override: rbd config ... set),
+	// and where that came from, for the log.
 	bool cache_enabled() const { return cache_enabled_; }
+	const char *cache_source() const { return cache_source_; }
 	// This client's instance id (the "client.N" the cluster knows it by;
 	// a reopened session gets a new one).
 	uint64_t instance_id() const { return rados_get_instance_id(cluster_); }
@@ -52,6 +57,11 @@ private:
 	std::string image_name_;
 	std::string who_;
 	bool cache_enabled_ = false;
+	const char *cache_source_ = "the conf";
 };
+
+// librbd's effective rbd_cache of an open image (rbd_config_image_list:
+// the conf with pool and image overrides applied); nullopt if unreadable.
+std::optional<bool> image_cache_setting(rbd_image_t image);
 
 } // namespace tcmud

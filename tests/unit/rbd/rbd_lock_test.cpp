@@ -103,6 +103,61 @@ TEST_CASE("rbd lock: a gateway whose lock is broken is fenced, writes nothing, a
 	CHECK(f.read(8192, 4096) == std::vector<char>(4096, 0));
 }
 
+TEST_CASE("rbd lock: writes librbd's cache held when the client was fenced fail the next "
+	  "SYNCHRONIZE CACHE", "[rbd][lock][cache]")
+{
+	// WCE=1 lets writes be acknowledged from librbd's cache; a blocklist
+	// then drops them. The initiator learns it only from its next
+	// SYNCHRONIZE CACHE: that must fail, not answer GOOD.
+	admin_client admin;
+	std::string name = admin.create(image_size);
+	std::ifstream real(ceph_conf());
+	std::string text((std::istreambuf_iterator<char>(real)), std::istreambuf_iterator<char>());
+	// Writeback from the first write, and nothing written back by age.
+	temp_conf cached(text + "\n[client]\nrbd cache = true\n"
+				"rbd cache writethrough until flush = false\n"
+				"rbd cache max dirty age = 600\n");
+	rbd_open_options opts;
+	opts.lock_poll = 200ms;
+	opts.reopen_backoff = 200ms;
+	rbd_fixture f(open_rbd("rbd/" + name + ";conf=" + cached.path, image_size, opts));
+	REQUIRE(f.store->cache_enabled());
+	REQUIRE(f.store->lock_state() == rbd_lock_state::owner);
+	// Flushed: nothing to lose, and a flush with nothing lost is GOOD.
+	std::vector<char> safe = pattern(4096, 4);
+	REQUIRE(f.write(0, safe) == 4096);
+	REQUIRE(f.range(block_op::flush, 0, 0) == 0);
+	// Acknowledged from the cache only.
+	std::vector<char> cached_only = pattern(4096, 5);
+	REQUIRE(f.write(65536, cached_only) == 4096);
+
+	// Another gateway breaks the lock (blocklisting us) and takes it.
+	admin_client other;
+	rbd_image_t img = other.open(name);
+	rbd_lock_mode_t mode;
+	char *owners[1] = {};
+	size_t count = 1;
+	REQUIRE(rbd_lock_get_owners(img, &mode, owners, &count) == 0);
+	REQUIRE(count == 1);
+	REQUIRE(rbd_lock_break(img, RBD_LOCK_MODE_EXCLUSIVE, owners[0]) == 0);
+	rbd_lock_get_owners_cleanup(owners, count);
+	REQUIRE(rbd_lock_acquire(img, RBD_LOCK_MODE_EXCLUSIVE) == 0);
+	REQUIRE(wait_for_state(*f.store, rbd_lock_state::standby, 30s));
+	CHECK(f.store->reopens() == 1);
+	std::vector<char> seen(4096);
+	REQUIRE(rbd_read(img, 65536, seen.size(), seen.data()) == ssize_t(seen.size()));
+	INFO("the cached write " << (seen == cached_only ? "reached" : "never reached")
+				  << " the OSDs");
+	// The next SYNCHRONIZE CACHE reports the loss (librbd may have written
+	// that write back before the fence: tcmud cannot tell, and says it
+	// may be lost rather than that it is safe). Once the lock is ours
+	// again, flushes are GOOD: the loss was reported once.
+	CHECK(f.range(block_op::flush, 0, 0) == -EIO);
+	REQUIRE(rbd_lock_release(img) == 0);
+	REQUIRE(wait_for_state(*f.store, rbd_lock_state::owner, 10s));
+	CHECK(f.range(block_op::flush, 0, 0) == 0);
+}
+
 TEST_CASE("rbd lock: while another gateway owns the image, writes are refused", "[rbd][lock]")
 {
 	admin_client admin;

@@ -85,21 +85,6 @@ TEST_CASE("rbd open: a cluster that does not answer fails within seconds", "[rbd
 
 namespace {
 
-// A conf file of our own, removed at the end of the test.
-struct temp_conf {
-	std::string path;
-	explicit temp_conf(const std::string &text)
-	{
-		char name[] = "/tmp/tcmud-rbd-conf-XXXXXX.conf";
-		int fd = mkstemps(name, 5);
-		REQUIRE(fd >= 0);
-		close(fd);
-		path = name;
-		std::ofstream(path) << text;
-	}
-	~temp_conf() { unlink(path.c_str()); }
-};
-
 std::string conf_value(rados_t cluster, const char *key)
 {
 	char buf[512] = {};
@@ -150,6 +135,30 @@ TEST_CASE("rbd open: librbd's cache stays off unless the conf turns it on", "[rb
 	temp_conf cached(text + "\n[client]\nrbd cache = true\n");
 	auto store = open_rbd("rbd/" + name + ";conf=" + cached.path, size);
 	CHECK(store->cache_enabled());
+}
+
+TEST_CASE("rbd open: an image-level rbd_cache true is the cache librbd runs with",
+	  "[rbd][open]")
+{
+	// rbd config image set POOL/IMAGE rbd_cache true: librbd applies it at
+	// open over the conf (and over tcmud's own rados_conf_set). Judged
+	// from the conf alone, FUA writes would skip the flush while librbd
+	// holds them in its cache.
+	admin_client admin;
+	const uint64_t size = 8 << 20;
+	std::string name = admin.create(size);
+	rbd_image_t img = admin.open(name);
+	REQUIRE(rbd_metadata_set(img, "conf_rbd_cache", "true") == 0);
+	std::ifstream real(ceph_conf());
+	std::string text((std::istreambuf_iterator<char>(real)), std::istreambuf_iterator<char>());
+	temp_conf plain(text);
+	auto store = open_rbd("rbd/" + name + ";conf=" + plain.path, size);
+	CHECK(store->cache_enabled());
+	// And back off at the image level: off again, conf or not.
+	REQUIRE(rbd_metadata_set(img, "conf_rbd_cache", "false") == 0);
+	temp_conf cached(text + "\n[client]\nrbd cache = true\n");
+	auto off = open_rbd("rbd/" + name + ";conf=" + cached.path, size);
+	CHECK_FALSE(off->cache_enabled());
 }
 
 namespace {

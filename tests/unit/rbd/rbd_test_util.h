@@ -3,6 +3,8 @@
 // Helpers for the rbd tests that run against a live cluster: CEPH_CONF
 // names it (with-ceph.sh brings one up), an admin client makes and removes
 // images, and a block_io runs to completion through a real io_uring.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <rados/librados.h>
 #include <rbd/librbd.h>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -171,6 +174,21 @@ struct rbd_fixture {
 		io.length = length;
 		return run(io);
 	}
+};
+
+// A conf file of our own, removed at the end of the test.
+struct temp_conf {
+	std::string path;
+	explicit temp_conf(const std::string &text)
+	{
+		char name[] = "/tmp/tcmud-rbd-conf-XXXXXX.conf";
+		int fd = mkstemps(name, 5);
+		REQUIRE(fd >= 0);
+		close(fd);
+		path = name;
+		std::ofstream(path) << text;
+	}
+	~temp_conf() { unlink(path.c_str()); }
 };
 
 inline std::vector<char> pattern(size_t len, unsigned seed)
