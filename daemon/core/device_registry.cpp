@@ -72,21 +72,40 @@ int device_registry::add_device(const uio_device_info &info, ring_origin origin)
 	auto dev = tcmu_device::open(roots_, info, opts_, origin);
 	if (!dev)
 		return dev.error().negative_errno();
+	std::lock_guard lock(mutex_);
 	devices_.emplace(info.minor, std::move(*dev));
 	return 0;
 }
 
 int device_registry::remove(uint32_t minor)
 {
-	auto it = devices_.find(minor);
-	if (it == devices_.end())
-		return 0;
-	std::string prefix = it->second->log_prefix();
+	std::unique_ptr<tcmu_device> dev;
+	{
+		std::lock_guard lock(mutex_);
+		auto it = devices_.find(minor);
+		if (it == devices_.end())
+			return 0;
+		dev = std::move(it->second);
+		devices_.erase(it);
+	}
+	std::string prefix = dev->log_prefix();
 	log_debug(prefix, "removing");
-	it->second->stop();
-	devices_.erase(it);
+	// Its queues drain at once, each up to the drain timeout.
+	if (busy_notice_)
+		busy_notice_(uint64_t(default_drain_timeout_ms) + 10'000);
+	dev->stop();
+	dev.reset();
 	log_info(prefix, "released");
 	return 0;
+}
+
+void device_registry::for_each_queue(
+	const std::function<void(const tcmu_device &, queue_worker &)> &fn) const
+{
+	std::lock_guard lock(mutex_);
+	for (const auto &[minor, dev] : devices_)
+		for (const auto &q : dev->queues())
+			fn(*dev, *q);
 }
 
 void device_registry::remove_all()

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
-// Every TCMU device this daemon serves, keyed by uio minor. Called from the
+// Every TCMU device this daemon serves, keyed by uio minor. Changed from the
 // control thread only (start-up scan, netlink events, shutdown); the data
-// path never looks here.
+// path never looks here. The watchdog's thread probes the workers through
+// for_each_queue, under the registry's lock; a device being removed leaves
+// the map first, so its slow drain holds no lock.
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/tcmu_device.h"
@@ -42,7 +45,14 @@ public:
 	const device_options &options() const { return opts_; }
 
 	size_t size() const { return devices_.size(); }
+	// Control thread only.
 	const std::map<uint32_t, std::unique_ptr<tcmu_device>> &devices() const { return devices_; }
+	// Any thread: fn(device, worker) for every queue of every device served.
+	void for_each_queue(const std::function<void(const tcmu_device &, queue_worker &)> &fn) const;
+	// Called before a removal, with the most it may block the control
+	// thread (ms): the watchdog's control_busy_for.
+	using busy_notice = std::function<void(uint64_t)>;
+	void set_busy_notice(busy_notice notice) { busy_notice_ = std::move(notice); }
 
 private:
 	int add_device(const uio_device_info &info, ring_origin origin);
@@ -50,8 +60,10 @@ private:
 
 	device_roots roots_;
 	device_options opts_;
+	mutable std::mutex mutex_; // devices_' shape, against for_each_queue
 	std::map<uint32_t, std::unique_ptr<tcmu_device>> devices_;
 	missed_add_answer answer_missed_add_;
+	busy_notice busy_notice_;
 };
 
 } // namespace tcmud

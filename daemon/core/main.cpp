@@ -406,13 +406,18 @@ bool handle_signal(int sfd, const options &o, settings &s, device_registry &devi
 void run_control_loop(int sfd, const options &o, settings &s, device_registry &devices,
 		      services &sv)
 {
-	worker_watchdog watchdog(sd_watchdog_usec());
+	worker_watchdog watchdog(sd_watchdog_usec(), devices);
+	devices.set_busy_notice([&watchdog](uint64_t ms) { watchdog.control_busy_for(ms); });
+	struct forget_notice {
+		device_registry &d;
+		~forget_notice() { d.set_busy_notice({}); }
+	} forget{devices};
 	for (;;) {
 		pollfd fds[3] = {{sfd, POLLIN, 0},
 				 {sv.netlink ? sv.netlink->fd() : -1, POLLIN, 0},
 				 {sv.control ? sv.control->fd() : -1, POLLIN, 0}};
 		int polled = poll(fds, 3, watchdog.poll_timeout_ms());
-		watchdog.tick(devices);
+		watchdog.control_loop_ran();
 		if (polled < 0) {
 			int err = errno;
 			if (err == EINTR)

@@ -128,13 +128,23 @@ void queue_worker::setup_done(setup_result<void> done)
 	setup_cv_.notify_all();
 }
 
+void queue_worker::request_stop()
+{
+	if (!thread_.joinable() || stopping_.load(std::memory_order_acquire))
+		return;
+	stopping_.store(true, std::memory_order_release);
+	poke();
+}
+
 void queue_worker::stop(unsigned drain_timeout_ms)
 {
 	if (!thread_.joinable())
 		return;
-	drain_timeout_ms_ = drain_timeout_ms;
-	stopping_.store(true, std::memory_order_release);
-	poke();
+	if (!stopping_.load(std::memory_order_acquire)) {
+		drain_timeout_ms_ = drain_timeout_ms;
+		stopping_.store(true, std::memory_order_release);
+		poke();
+	}
 	thread_.join();
 }
 

@@ -88,8 +88,11 @@ public:
 	// Stops taking new commands, lets every command in flight finish (up to
 	// drain_timeout_ms), hands the last completions to the kernel, joins.
 	void stop(unsigned drain_timeout_ms = default_drain_timeout_ms);
+	// The first half of stop(), not waiting: the loop stops taking commands
+	// and starts its drain (default timeout). stop() then joins.
+	void request_stop();
 
-	// The watchdog (control thread): true if the worker's loop has run since
+	// The watchdog (its thread): true if the worker's loop has run since
 	// the previous probe; then sends the next one, which wakes the loop.
 	bool probe_alive();
 	// Test hook only (TCMUD_TEST_HOOKS=1, SIGUSR1): the loop blocks for ms
@@ -190,7 +193,7 @@ private:
 	bool engine_alive_ = false; // guarded by woken_mutex_
 	std::atomic<bool> stopping_{false};
 	// Watchdog probes: sent by the control thread, answered by the loop.
-	uint64_t probes_sent_ = 0; // control thread only
+	uint64_t probes_sent_ = 0; // the watchdog's thread only
 	std::atomic<uint64_t> probe_sent_{0};
 	std::atomic<uint64_t> probe_answered_{0};
 	std::atomic<unsigned> test_stall_ms_{0};

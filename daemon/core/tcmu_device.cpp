@@ -391,6 +391,10 @@ void tcmu_device::stop()
 		scsi::copy_target_registry::global().remove(copy_target_.get());
 		copy_target_.reset();
 	}
+	// Every queue drains at once: a removal with stuck I/O then takes one
+	// drain timeout, not one per queue.
+	for (auto &q : queues_)
+		q->request_stop();
 	bool abandoned = false;
 	for (auto &q : queues_) {
 		q->stop();

@@ -3,16 +3,21 @@
 // each probe; one stuck (the test hook stalls its loop) does not, until the
 // stall ends. And systemd's WATCHDOG_USEC/WATCHDOG_PID as the daemon reads
 // them.
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
 #include "config/sd_notify.h"
+#include "core/device_registry.h"
+#include "core/worker_watchdog.h"
 #include "log/log.h"
 #include "worker_rig.h"
 
@@ -70,4 +75,73 @@ TEST_CASE("watchdog: WATCHDOG_USEC and WATCHDOG_PID")
 	setenv("WATCHDOG_USEC", "20s", 1);
 	CHECK(sd_watchdog_usec() == 0);
 	unsetenv("WATCHDOG_USEC");
+}
+
+namespace {
+
+// systemd's end of $NOTIFY_SOCKET: counts the WATCHDOG=1 datagrams.
+struct notify_listener {
+	std::string path;
+	int fd = -1;
+	notify_listener()
+	{
+		path = "/tmp/tcmud-wd-" + std::to_string(getpid()) + ".sock";
+		unlink(path.c_str());
+		fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		sockaddr_un a{};
+		a.sun_family = AF_UNIX;
+		std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+		REQUIRE(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+		setenv("NOTIFY_SOCKET", path.c_str(), 1);
+	}
+	~notify_listener()
+	{
+		unsetenv("NOTIFY_SOCKET");
+		close(fd);
+		unlink(path.c_str());
+	}
+	int pings()
+	{
+		int n = 0;
+		char buf[256];
+		ssize_t got;
+		while ((got = recv(fd, buf, sizeof buf, 0)) > 0)
+			n += std::string(buf, size_t(got)).find("WATCHDOG=1") != std::string::npos;
+		return n;
+	}
+};
+
+} // namespace
+
+TEST_CASE("watchdog: pings from its own thread while the control loop runs or is busy with "
+	  "a step it announced, not when it hangs")
+{
+	set_log_level(log_level::error);
+	notify_listener systemd;
+	device_registry devices(device_roots{"/nonexistent", "/nonexistent", "/nonexistent",
+					     "/nonexistent"},
+				device_options{});
+	worker_watchdog wd(200'000, devices); // ticks every 100 ms
+	REQUIRE(wd.enabled());
+	for (int i = 0; i < 10; ++i) {
+		wd.control_loop_ran();
+		std::this_thread::sleep_for(50ms);
+	}
+	CHECK(systemd.pings() >= 3);
+	// A device removal blocks the control thread for longer than the
+	// interval (a drain of stuck I/O): announced, the pings go on.
+	wd.control_busy_for(1500);
+	std::this_thread::sleep_for(1000ms);
+	CHECK(systemd.pings() >= 5);
+	// Past the announced time and silent: a hung loop, no more pings.
+	std::this_thread::sleep_for(1000ms);
+	systemd.pings();
+	std::this_thread::sleep_for(600ms);
+	CHECK(systemd.pings() == 0);
+	// It runs again: pings again.
+	for (int i = 0; i < 10; ++i) {
+		wd.control_loop_ran();
+		std::this_thread::sleep_for(50ms);
+	}
+	CHECK(systemd.pings() >= 3);
 }
