@@ -61,6 +61,28 @@ bool wait_for(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(
 	return true;
 }
 
+// A worker on held_backstore whose reset_ring hook does what tcmu_device's
+// does through configfs, on the model (the kernel handles the completions
+// the uio write announced, then resets the ring), and counts the resets.
+struct held_rig_with_resets {
+	kernel_ring_model *model = nullptr;
+	single_queue_rig h;
+	held_rig_with_resets(held_backstore &store, const std::string &prefix,
+			     std::atomic<int> &resets)
+		: h(block, blocks, prefix, [&, this](queue_params &qp) {
+			  qp.store = &store;
+			  qp.reset_ring = [this, &resets] {
+				  model->handle_completions();
+				  model->reset_ring();
+				  resets++;
+				  return 0;
+			  };
+		  })
+	{
+		model = &h.model;
+	}
+};
+
 } // namespace
 
 TEST_CASE("F2: after a kernel-side ring reset, a late READ of a failed command never "
@@ -74,17 +96,8 @@ TEST_CASE("F2: after a kernel-side ring reset, a late READ of a failed command n
 	std::fill_n(store.bytes().begin() + 5 * block, block, 0x55);
 	std::fill_n(store.bytes().begin() + 9 * block, block, 0x99);
 	std::atomic<int> our_resets{0};
-	kernel_ring_model *model = nullptr;
-	single_queue_rig h(block, blocks, "held/reset:", [&](queue_params &qp) {
-		qp.store = &store;
-		qp.reset_ring = [&] {
-			model->handle_completions();
-			model->reset_ring();
-			our_resets++;
-			return 0;
-		};
-	});
-	model = &h.model;
+	held_rig_with_resets r(store, "held/reset:", our_resets);
+	single_queue_rig &h = r.h;
 
 	store.hold(true);
 	auto old_id = h.model.queue_command(cdb10(0x28, 5, 1), {}, block);
@@ -143,17 +156,8 @@ TEST_CASE("F2: a ring reset seen only when the old command is answered drops its
 	std::fill_n(store.bytes().begin() + 5 * block, block, 0x55);
 	std::fill_n(store.bytes().begin() + 9 * block, block, 0x99);
 	std::atomic<int> our_resets{0};
-	kernel_ring_model *model = nullptr;
-	single_queue_rig h(block, blocks, "held/reset-late:", [&](queue_params &qp) {
-		qp.store = &store;
-		qp.reset_ring = [&] {
-			model->handle_completions();
-			model->reset_ring();
-			our_resets++;
-			return 0;
-		};
-	});
-	model = &h.model;
+	held_rig_with_resets r(store, "held/reset-late:", our_resets);
+	single_queue_rig &h = r.h;
 
 	store.hold(true);
 	auto old_id = h.model.queue_command(cdb10(0x28, 5, 1), {}, block);

@@ -67,13 +67,7 @@ TEST_CASE("rbd lock: a gateway whose lock is broken is fenced, writes nothing, a
 	// break the owner's lock (which blocklists it), then acquire.
 	admin_client other;
 	rbd_image_t img = other.open(name);
-	rbd_lock_mode_t mode;
-	char *owners[1] = {};
-	size_t count = 1;
-	REQUIRE(rbd_lock_get_owners(img, &mode, owners, &count) == 0);
-	REQUIRE(count == 1);
-	REQUIRE(rbd_lock_break(img, RBD_LOCK_MODE_EXCLUSIVE, owners[0]) == 0);
-	rbd_lock_get_owners_cleanup(owners, count);
+	break_exclusive_lock(img);
 	REQUIRE(rbd_lock_acquire(img, RBD_LOCK_MODE_EXCLUSIVE) == 0);
 	std::vector<char> theirs = pattern(4096, 2);
 	REQUIRE(rbd_write(img, 0, theirs.size(), theirs.data()) == ssize_t(theirs.size()));
@@ -134,13 +128,7 @@ TEST_CASE("rbd lock: writes librbd's cache held when the client was fenced fail 
 	// Another gateway breaks the lock (blocklisting us) and takes it.
 	admin_client other;
 	rbd_image_t img = other.open(name);
-	rbd_lock_mode_t mode;
-	char *owners[1] = {};
-	size_t count = 1;
-	REQUIRE(rbd_lock_get_owners(img, &mode, owners, &count) == 0);
-	REQUIRE(count == 1);
-	REQUIRE(rbd_lock_break(img, RBD_LOCK_MODE_EXCLUSIVE, owners[0]) == 0);
-	rbd_lock_get_owners_cleanup(owners, count);
+	break_exclusive_lock(img);
 	REQUIRE(rbd_lock_acquire(img, RBD_LOCK_MODE_EXCLUSIVE) == 0);
 	REQUIRE(wait_for_state(*f.store, rbd_lock_state::standby, 30s));
 	CHECK(f.store->reopens() == 1);

@@ -176,6 +176,20 @@ struct rbd_fixture {
 	}
 };
 
+// What another gateway's failover does to the current owner of `img`'s
+// exclusive lock (tcmu-runner's way): breaks it, which blocklists that
+// client.
+inline void break_exclusive_lock(rbd_image_t img)
+{
+	rbd_lock_mode_t mode;
+	char *owners[1] = {};
+	size_t count = 1;
+	REQUIRE(rbd_lock_get_owners(img, &mode, owners, &count) == 0);
+	REQUIRE(count == 1);
+	REQUIRE(rbd_lock_break(img, RBD_LOCK_MODE_EXCLUSIVE, owners[0]) == 0);
+	rbd_lock_get_owners_cleanup(owners, count);
+}
+
 // A conf file of our own, removed at the end of the test.
 struct temp_conf {
 	std::string path;

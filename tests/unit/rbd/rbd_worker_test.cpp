@@ -115,13 +115,7 @@ TEST_CASE("rbd through the queue worker: I/O, COMPARE AND WRITE, a fenced gatewa
 	// never GOOD.
 	admin_client other;
 	rbd_image_t img = other.open(d.name);
-	rbd_lock_mode_t mode;
-	char *owners[1] = {};
-	size_t count = 1;
-	REQUIRE(rbd_lock_get_owners(img, &mode, owners, &count) == 0);
-	REQUIRE(count == 1);
-	REQUIRE(rbd_lock_break(img, RBD_LOCK_MODE_EXCLUSIVE, owners[0]) == 0);
-	rbd_lock_get_owners_cleanup(owners, count);
+	break_exclusive_lock(img);
 	const model_completion &w = d.run(cdb10(0x2a, 4096, 8), data);
 	REQUIRE(w.scsi_status == 2);
 	s = sense_of(w);

@@ -45,13 +45,17 @@ bs=$(create_user_backstore rsi0 file "$dm;block;direct=1" $((mb << 20)))
 dev=$(export_via_loop "$bs")
 log "LUN $dev on $dm (dm-delay ${delay_ms} ms)"
 
-resets_before=$(queue_metric rsi0 0 tcmud_ring_resets_total)
-for round in 1 2 3; do
-	# Reads of the second half, 16 at a time: always some in flight.
+# stuck_reads SECONDS: reads of the second half, 16 at a time, for that long:
+# always some in flight.
+stuck_reads() {
 	fio --name=stuck-reads --filename="$dev" --offset=$((mb / 2))M --size=$((mb / 2))M \
 		--direct=1 --ioengine=libaio --iodepth=16 --rw=randread --bs=64k \
-		--time_based --runtime="$(scaled 8)" --output=/dev/null &
-	reads=$!
+		--time_based --runtime="$1" --output=/dev/null
+}
+
+resets_before=$(queue_metric rsi0 0 tcmud_ring_resets_total)
+for round in 1 2 3; do
+	stuck_reads "$(scaled 8)" & reads=$!
 	# Written and verified in the first half while the reset happens.
 	fio_write_verify "$dev" 4M &
 	writes=$!
@@ -78,10 +82,7 @@ long_ms=$(scaled 5000)
 echo "0 $((mb << 11)) delay $loopdev 0 $long_ms $loopdev 0 $long_ms" | dmsetup load tcmud-reset-slow
 dmsetup suspend tcmud-reset-slow
 dmsetup resume tcmud-reset-slow
-fio --name=stuck-reads --filename="$dev" --offset=$((mb / 2))M --size=$((mb / 2))M \
-	--direct=1 --ioengine=libaio --iodepth=16 --rw=randread --bs=64k \
-	--time_based --runtime="$(scaled 20)" --output=/dev/null &
-reads=$!
+stuck_reads "$(scaled 20)" & reads=$!
 fio_write_verify "$dev" 2M &
 writes=$!
 sleep "$(scaled 3)"
