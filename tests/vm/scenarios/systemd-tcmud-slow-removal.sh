@@ -53,7 +53,7 @@ for l in "$TARGET"/loopback/*/tpgt_1/lun/lun_0/*; do
 done
 [ -d "$lun" ] || fail "no LUN for slowrm0"
 tpg=$(dirname "$(dirname "$lun")")
-rm -f "$lun"/*
+for l in "$lun"/*; do [ -L "$l" ] && rm -f "$l"; done
 rmdir "$lun"
 echo NULL > "$tpg/nexus" 2>/dev/null || true
 rmdir "$tpg" "$(dirname "$tpg")"
