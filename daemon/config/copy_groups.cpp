@@ -4,17 +4,10 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "config/config_text.h"
+
 namespace tcmud {
 namespace {
-
-std::string_view trim(std::string_view s)
-{
-	size_t b = s.find_first_not_of(" \t");
-	if (b == std::string_view::npos)
-		return {};
-	size_t e = s.find_last_not_of(" \t");
-	return s.substr(b, e - b + 1);
-}
 
 // A configfs item name as targetcli creates them, and a group name:
 // letters, digits and _ . - + @, not "." or "..". Nothing that the
@@ -70,11 +63,11 @@ bool copy_group_set::share_group(uint32_t hba_a, std::string_view device_a, uint
 setup_result<copy_group_set> parse_copy_groups(std::string_view text)
 {
 	copy_group_set out;
-	if (trim(text) == "none")
+	if (trim_blanks(text) == "none")
 		return out;
 	while (!text.empty()) {
 		size_t semi = text.find(';');
-		std::string_view one = trim(text.substr(0, semi));
+		std::string_view one = trim_blanks(text.substr(0, semi));
 		text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
 		if (one.empty())
 			continue;
@@ -83,14 +76,14 @@ setup_result<copy_group_set> parse_copy_groups(std::string_view text)
 			return setup_error{EINVAL, "\"" + std::string(one) +
 							   "\" is not \"GROUP: DEVICE DEVICE ...\""};
 		copy_group g;
-		g.name = std::string(trim(one.substr(0, colon)));
+		g.name = std::string(trim_blanks(one.substr(0, colon)));
 		if (!valid_name(g.name))
 			return setup_error{EINVAL, "\"" + g.name + "\" is not a group name"};
 		if (std::any_of(out.groups.begin(), out.groups.end(),
 				[&](const copy_group &o) { return o.name == g.name; }))
 			return setup_error{EINVAL, "group \"" + g.name + "\" is given twice"};
 		std::string_view members = one.substr(colon + 1);
-		while (!(members = trim(members)).empty()) {
+		while (!(members = trim_blanks(members)).empty()) {
 			size_t end = members.find_first_of(" \t");
 			std::string_view m = members.substr(0, end);
 			members = end == std::string_view::npos ? std::string_view{}

@@ -8,19 +8,11 @@
 #include <optional>
 #include <sstream>
 
+#include "config/config_text.h"
 #include "tcmud/setup_result.h"
 
 namespace tcmud {
 namespace {
-
-std::string_view trim(std::string_view s)
-{
-	size_t b = s.find_first_not_of(" \t\r");
-	if (b == std::string_view::npos)
-		return {};
-	size_t e = s.find_last_not_of(" \t\r");
-	return s.substr(b, e - b + 1);
-}
 
 bool valid_key(std::string_view key)
 {
@@ -36,7 +28,7 @@ bool valid_key(std::string_view key)
 // *value are set), else EINVAL and what is wrong with it.
 setup_result<void> split_line(std::string_view line, std::string_view *key, std::string_view *value)
 {
-	line = trim(line);
+	line = trim_blanks(line);
 	*key = {};
 	if (line.empty() || line[0] == '#')
 		return {};
@@ -44,17 +36,17 @@ setup_result<void> split_line(std::string_view line, std::string_view *key, std:
 	if (eq == std::string_view::npos)
 		return setup_error{EINVAL,
 				   "expected \"key = value\", found \"" + std::string(line) + "\""};
-	*key = trim(line.substr(0, eq));
+	*key = trim_blanks(line.substr(0, eq));
 	if (!valid_key(*key))
 		return setup_error{EINVAL, "\"" + std::string(*key) + "\" is not a key "
 						   "(lower-case letters, digits, _)"};
-	std::string_view v = trim(line.substr(eq + 1));
+	std::string_view v = trim_blanks(line.substr(eq + 1));
 	if (!v.empty() && v[0] == '"') {
 		size_t close = v.find('"', 1);
 		if (close == std::string_view::npos)
 			return setup_error{EINVAL, std::string(*key) +
 							   ": the quoted value has no closing \""};
-		std::string_view rest = trim(v.substr(close + 1));
+		std::string_view rest = trim_blanks(v.substr(close + 1));
 		if (!rest.empty() && rest[0] != '#')
 			return setup_error{EINVAL, std::string(*key) +
 							   ": unexpected text after the quoted value"};
@@ -66,7 +58,7 @@ setup_result<void> split_line(std::string_view line, std::string_view *key, std:
 			hash = v.find("\t#");
 		if (!v.empty() && v[0] == '#')
 			hash = 0;
-		*value = trim(v.substr(0, hash));
+		*value = trim_blanks(v.substr(0, hash));
 	}
 	if (value->empty())
 		return setup_error{EINVAL, std::string(*key) + " has no value"};
