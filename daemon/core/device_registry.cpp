@@ -69,6 +69,10 @@ int device_registry::add(uint32_t minor)
 
 int device_registry::add_device(const uio_device_info &info, ring_origin origin)
 {
+	// The open may wait for a previous holder, of the uio node and then of
+	// the backing store.
+	if (busy_notice_)
+		busy_notice_(2 * uint64_t(previous_holder_wait_ms) + 10'000);
 	auto dev = tcmu_device::open(roots_, info, opts_, origin);
 	if (!dev)
 		return dev.error().negative_errno();

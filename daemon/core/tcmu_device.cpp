@@ -70,6 +70,7 @@ setup_result<void> tcmu_device::open_backstore(ring_origin origin)
 	// the handler checks that its backing store is still the one recorded
 	// when the device was created (docs/admin.md, "Backing paths").
 	bc.taking_over = origin == ring_origin::take_over;
+	bc.holder_wait_ms = previous_holder_wait_ms;
 	bc.identity_record = (roots_.state / "backing" /
 			      ("user_" + std::to_string(info_.name.hba) + "-" + info_.name.device))
 				     .string();
@@ -157,7 +158,7 @@ setup_result<void> tcmu_device::wait_for_previous_daemon()
 	const std::string node = (roots_.dev / info_.uio).string();
 	if (stat(node.c_str(), &st) < 0 || !S_ISCHR(st.st_mode))
 		return {}; // the uio open that follows reports it
-	constexpr int limit_ms = 10'000, step_ms = 100;
+	constexpr int limit_ms = previous_holder_wait_ms, step_ms = 100;
 	std::vector<pid_t> holders;
 	for (int waited = 0;; waited += step_ms) {
 		holders = processes_holding(st.st_rdev);

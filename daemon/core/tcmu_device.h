@@ -38,6 +38,15 @@ struct device_options {
 // by a daemon before us, which may have left commands in it (take_over).
 enum class ring_origin : uint8_t { fresh, take_over };
 
+// How long opening a device waits for another process (a previous daemon
+// exiting, or the kernel still running a killed one's io_uring I/O) to let
+// go of its uio node and its backing store; then the device is refused,
+// unserved, rather than risk that I/O landing in new commands' data.
+// Longer than a backing store's usual worst case (a multipath device
+// switching paths, dm-delay in tests/vm), shorter than the initiator's
+// patience.
+inline constexpr unsigned previous_holder_wait_ms = 30'000;
+
 class tcmu_device {
 public:
 	// Opens the uio device, the backstore its subtype names and starts

@@ -14,6 +14,7 @@
 
 #include "file/atomic_write_probe.h"
 #include "file/backing_identity.h"
+#include "file/backing_lock.h"
 #include "file/file_config.h"
 #include "file/file_queue.h"
 #include "log/log.h"
@@ -216,7 +217,12 @@ setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backsto
 	if (!opened)
 		return opened.error();
 	backing_file &file = *opened;
-	// Before anything is written to it (extend=1, the probes below).
+	// Before anything is written to it (extend=1, the probes below), and
+	// before the device's ring is reset (a takeover).
+	if (auto locked = lock_backing(file.fd.get(), fcfg.path, cfg.holder_wait_ms,
+				       cfg.log_prefix);
+	    !locked)
+		return locked.error();
 	if (auto same = reconcile_backing_identity(cfg, fcfg.path, file.st); !same)
 		return same.error();
 	if (fcfg.direct)

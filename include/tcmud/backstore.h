@@ -191,6 +191,10 @@ struct backstore_config {
 	// takeover), so its backing store is already in use: a handler that
 	// recorded what it opened at creation compares, and refuses a change.
 	bool taking_over = false;
+	// How long open() may wait for another holder of the backing store
+	// to let go (a killed daemon's I/O still running in the kernel: see
+	// the file handler's backing_lock.h) before it refuses with EBUSY.
+	unsigned holder_wait_ms = 0;
 	// Absolute path of a small state file this device's handler may keep
 	// across restarts (the file handler records the backing file's
 	// identity there); empty: none, nothing is recorded or compared.

@@ -38,6 +38,11 @@ struct mq_tree {
 
 	explicit mq_tree(unsigned n) : model(n)
 	{
+		// tcmu_device opens the file itself, and one backing file has
+		// one writer (file/backing_lock.h): the scratch unit's own
+		// open lets go.
+		unit.lu.reset();
+		unit.store.reset();
 		fs::path dir = t.configfs_dir("user_1") / "disk";
 		fake_tree::write(dir / "attrib" / "hw_block_size", "512\n");
 		fake_tree::write(dir / "attrib" / "hw_max_sectors", "128\n");
