@@ -16,6 +16,12 @@ modprobe loop
 dpkg -s tcmud > /dev/null 2>&1 || fail "the tcmud package is not installed (run systemd-tcmud first)"
 pid=$(wait_tcmud_active)
 restarts=$(systemctl show -p NRestarts --value tcmud)
+# systemd-tcmud-faults fires the watchdog on purpose in this boot: only a
+# timeout logged from here on counts.
+watchdog_timeouts() {
+	journalctl -b -u tcmud --no-pager | grep -ci "watchdog timeout" || true
+}
+timeouts=$(watchdog_timeouts)
 
 finish() {
 	local rc=$?
@@ -65,9 +71,8 @@ journalctl -b -u tcmud -o cat --no-pager | grep -E 'slowrm0: (queue 0: drain|rel
 	while read -r line; do log "tcmud: $line"; done
 expect_eq "$(tcmud_pid)" "$pid" "tcmud's main PID after a 30 s drain"
 expect_eq "$(systemctl show -p NRestarts --value tcmud)" "$restarts" "NRestarts"
-if journalctl -b -u tcmud --no-pager | grep -qi "watchdog timeout"; then
-	fail "systemd's watchdog fired during the removal"
-fi
+expect_eq "$(watchdog_timeouts)" "$timeouts" \
+	"systemd's watchdog timeouts logged (any new one: it fired during the removal)"
 kill -0 $io 2>/dev/null || fail "write+verify on the steady LUN ended during the removal"
 touch /tmp/slowrm.stop
 wait $io || fail "write+verify on the steady LUN"
