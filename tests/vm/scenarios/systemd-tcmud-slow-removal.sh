@@ -27,6 +27,10 @@ finish() {
 	local rc=$?
 	set +e
 	touch /tmp/slowrm.stop
+	# The steady LUN's fio ends before cleanup removes its LUN. (When this
+	# scenario failed in CI, on 7921f6a, with fio left running, the next
+	# scenario's LUN got no disk; not reproduced since.)
+	[ -z "${io:-}" ] || wait "$io" 2>/dev/null
 	dmsetup remove --force tcmud-slowrm 2>/dev/null
 	cleanup_scenario $rc
 }
