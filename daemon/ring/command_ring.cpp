@@ -69,8 +69,8 @@ bool command_ring::sync_with_kernel()
 		    distance(published_tail_, head_seen_) > distance(published_tail_, head))
 			reset_seen = true;
 	}
-	if (!reset_seen && !pending_.empty())
-		reset_seen = !entry_still_ours(pending_.front());
+	if (!reset_seen)
+		reset_seen = !tail_entry_still_ours();
 	if (!reset_seen)
 		return false;
 	reset();
@@ -115,6 +115,8 @@ std::optional<ring_event> command_ring::next()
 		entry_header h = read_entry_header(map_, geometry_, head_seen_);
 		if (auto r = check_framing(h, bytes_published(head), geometry_))
 			return break_ring(*r, h.cmd_id);
+		if (head_seen_ == published_tail_)
+			tail_entry_ = read_entry{{h.pos, h.len_op, h.cmd_id}, h.op == TCMUD_OP_CMD};
 		if (h.op == TCMUD_OP_PAD) {
 			advance(h.len);
 			continue;
@@ -202,6 +204,9 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 {
 	// One record per command in flight, and cmd_id is in flight.
 	pending_response r = pending_.pop();
+	// The entry keeps its header but now names the command it answers.
+	if (tail_entry_ && tail_entry_->at.pos == r.pos)
+		tail_entry_->at.cmd_id = cmd_id;
 	// check_framing made sure r.len >= TCMUD_CMD_ENTRY_SIZE: the response
 	// stays inside its entry.
 	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
@@ -235,6 +240,11 @@ bool command_ring::publish()
 		return false;
 	store_cmd_tail(map_, tail);
 	published_tail_ = tail;
+	// The entry now at the tail is the oldest unanswered one, or none.
+	if (pending_.empty())
+		tail_entry_.reset();
+	else
+		tail_entry_ = read_entry{pending_.front(), true};
 	return true;
 }
 
@@ -249,6 +259,7 @@ int command_ring::reset()
 		return -EPROTO;
 	}
 	head_seen_ = head_known_ = published_tail_ = tail;
+	tail_entry_.reset();
 	broken_ = false;
 	++generation_;
 	return 0;

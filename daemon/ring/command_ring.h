@@ -113,10 +113,16 @@ public:
 	// action/reset_ring on a served device); if so, reset() as above and
 	// true. Signs, any one of which is enough: cmd_tail, which only we
 	// write, is not where we left it; cmd_head is behind what we already
-	// read; the oldest unanswered entry lost the mark we put in it when we
-	// took it (the kernel zeroes a CMD entry before filling it). Cheap: a
-	// few loads. A reset exactly between a check and the write it guards
-	// cannot be seen; the kernel offers no lock for that.
+	// read; the entry at cmd_tail, the first we read and have not yet
+	// published past, is not what we read there (a CMD entry lost the mark
+	// we put in it when we took it: the kernel zeroes a CMD entry before
+	// filling it; a TMR or PAD entry has another header). The last one is
+	// the only sign when cmd_tail stood at 0 and the kernel has queued new
+	// entries since, as far as we had read: publishing then would move
+	// cmd_tail over entries we never read, and the kernel would complete
+	// those commands unserved. Cheap: a few loads. A reset exactly between
+	// a check and the write it guards cannot be seen; the kernel offers no
+	// lock for that.
 	bool sync_with_kernel();
 	// The same before an answer is written (at least one is owed), in two
 	// loads and a compare in the common case: cmd_tail is where we left it
@@ -165,6 +171,31 @@ private:
 	// not ours any more.
 	static constexpr uint16_t entry_mark = 0x7cd5;
 	static constexpr uint32_t entry_mark_off = TCMUD_RSP_SCSI_STATUS_OFF + 2;
+	// What we read at published_tail_, while we have read past it.
+	struct read_entry {
+		pending_response at;
+		bool is_cmd = false; // carries our mark
+	};
+	// A CMD entry's cmd_id is not compared: an answer goes into the
+	// oldest open entry whichever command it answers, and rewrites it.
+	bool tail_entry_still_ours() const
+	{
+		if (!tail_entry_)
+			return true;
+		const std::byte *at = map_.data() + geometry_.cmdr_off + tail_entry_->at.pos;
+		uint32_t len_op;
+		std::memcpy(&len_op, at + TCMUD_HDR_LEN_OP_OFF, sizeof(len_op));
+		if (len_op != tail_entry_->at.len_op)
+			return false;
+		if (tail_entry_->is_cmd) {
+			uint16_t mark;
+			std::memcpy(&mark, at + entry_mark_off, sizeof(mark));
+			return mark == entry_mark;
+		}
+		uint16_t cmd_id;
+		std::memcpy(&cmd_id, at + TCMUD_HDR_CMD_ID_OFF, sizeof(cmd_id));
+		return cmd_id == tail_entry_->at.cmd_id;
+	}
 	bool entry_still_ours(const pending_response &r) const
 	{
 		const std::byte *at = map_.data() + geometry_.cmdr_off + r.pos;
@@ -193,6 +224,7 @@ private:
 	uint32_t head_seen_ = 0; // where the next entry starts
 	uint32_t head_known_ = 0; // cmd_head as next() last loaded it, checked
 	uint32_t published_tail_ = 0;
+	std::optional<read_entry> tail_entry_;
 	uint32_t generation_ = 0;
 	bool broken_ = false;
 };

@@ -340,6 +340,14 @@ private:
 
 	void publish_and_collect()
 	{
+		// The queue worker's full check before each publish: on a ring
+		// only the model wrote, no reset happened, and none may be seen
+		// (one would drop every answer not yet published).
+		if (clean_ && !header_scribbled_) {
+			uint32_t generation = ring().generation();
+			FUZZ_CHECK(!ring().sync_with_kernel() && ring().generation() == generation,
+				   "sync_with_kernel() saw a reset that never happened");
+		}
 		ring().publish();
 		size_t before = model().completions().size();
 		model().handle_completions();
@@ -414,9 +422,17 @@ private:
 		std::byte value = std::byte(in_.u8());
 		// Inside a taken entry no response went into yet: must not matter.
 		bool open_entry = false;
-		for (const auto &[epos, elen] : unanswered_entries_)
-			if (pos >= epos && pos < epos + elen)
-				open_entry = true;
+		for (const auto &[epos, elen] : unanswered_entries_) {
+			if (pos < epos || pos >= epos + elen)
+				continue;
+			open_entry = true;
+			// Its header or the mark the ring put in rsp.__pad2
+			// (command_ring.h): rewritten, the ring may take the
+			// entry for a new one of the kernel's and reset, the
+			// safe way to be wrong.
+			if (pos - epos < TCMUD_RSP_SCSI_STATUS_OFF + 4)
+				header_scribbled_ = true;
+		}
 		if (!open_entry) {
 			// Answered entries the kernel has not collected belong to
 			// the kernel's reading; leave them. Anything else is
@@ -449,10 +465,29 @@ private:
 	// served device): then the queue worker's next sync_with_kernel(),
 	// which it calls before each batch, completion and publish, must see
 	// it whenever anything of the old ring could still be written to.
+	//
+	// Not told, the kernel may also have queued new entries into the reset
+	// ring before the worker looks again. When cmd_tail stood at 0 and the
+	// new entries reach as far as the worker had read, neither cmd_tail
+	// nor cmd_head gives the reset away; the mark the worker put in the
+	// oldest unanswered entry, which the kernel's zeroing of its new entry
+	// wipes, is then the only sign. Those entries are what the ring must
+	// take next, seen or not.
 	void kernel_reset()
 	{
-		bool told = in_.flag();
+		// One byte, as before refills existed: bit 0 told, bit 1 refilled
+		// (the committed inputs keep their meaning where bit 1 is clear).
+		const uint8_t how = in_.u8();
+		bool told = how & 1;
+		bool refilled = !told && (how & 2);
 		model().reset_ring();
+		std::deque<queued> after;
+		if (refilled) {
+			std::swap(after, fifo_);
+			for (size_t n = in_.range(1, 3); n > 0; n--)
+				queue_command();
+			std::swap(after, fifo_);
+		}
 		if (told) {
 			FUZZ_CHECK(ring().reset() == 0, "reset() refused the kernel's reset ring");
 		} else {
@@ -484,6 +519,8 @@ private:
 		unanswered_entries_.clear();
 		clean_ = true;
 		head_rewritten_ = false;
+		header_scribbled_ = false;
+		fifo_ = std::move(after);
 	}
 
 	// Answer everything, publish: the model must have collected all of it.
@@ -530,6 +567,7 @@ private:
 	std::deque<std::pair<uint32_t, uint32_t>> unanswered_entries_; // pos, len
 	bool clean_ = true;
 	bool head_rewritten_ = false; // since the last reset
+	bool header_scribbled_ = false; // an open entry's header or mark, since the last reset
 	bool read_len_cap_ = false;
 };
 
