@@ -20,6 +20,10 @@
 //     caller's iovecs and carrying the bytes of the file range it names,
 //     the backing fd (or its fixed-file index); every write SQE of a FUA
 //     request carries RWF_DSYNC;
+//   - a FUA discard/write-zeroes succeeds only once an fdatasync issued
+//     after its fallocate completed has succeeded (fallocate has no
+//     RWF_DSYNC: with the write cache off, GOOD must not come before the
+//     deallocation is durable);
 //   - fixed buffers (the engine's registered area, as a queue's TCMU data
 //     area would be): a READ_FIXED/WRITE_FIXED lies wholly inside the one
 //     1 GiB buffer its buf_index names, and a request whose data is one
@@ -71,6 +75,7 @@ alignas(4096) uint8_t arena[max_requests * arena_slot];
 
 struct recorded_sqe {
 	io_completion *done = nullptr;
+	uint64_t issued = 0; // the engine's clock when the queue took the SQE
 	// On the heap: gcc -Wpedantic refuses io_uring_sqe as a member (it
 	// ends in a zero-size array, cmd[]).
 	std::unique_ptr<io_uring_sqe> owned = std::make_unique<io_uring_sqe>();
@@ -85,12 +90,16 @@ public:
 	fixed_buffer_area area;
 	std::vector<std::unique_ptr<recorded_sqe>> in_flight;
 	std::vector<io_completion *> waiters;
+	// Ticks at every SQE handed out and every change to the medium that
+	// completes: orders fdatasyncs against the changes they cover.
+	uint64_t clock = 0;
 
 	io_uring_sqe *get_sqe(io_completion *done) override
 	{
 		if (full)
 			return nullptr;
 		auto r = std::make_unique<recorded_sqe>();
+		r->issued = ++clock;
 		std::memset(&r->sqe, 0, sizeof(r->sqe));
 		io_uring_sqe_set_data(&r->sqe, done);
 		r->done = done;
@@ -155,6 +164,7 @@ struct request {
 	int64_t injected = 0;        // an error the engine reported for it
 	bool saw_zero = false;       // an SQE of it moved 0 bytes
 	uint64_t size_at_submit = 0;
+	uint64_t changed_at = 0;     // the engine's clock when its fallocate completed
 };
 
 class driver;
@@ -263,6 +273,10 @@ public:
 			}
 		} else {
 			FUZZ_CHECK(result == 0, "a flush/discard/write-zeroes succeeded with a count");
+			if (io.fua && (io.op == block_op::discard || io.op == block_op::write_zeroes))
+				FUZZ_CHECK(r.changed_at != 0 && durable_upto_ > r.changed_at,
+					   "a FUA discard/write-zeroes succeeded before an fdatasync "
+					   "issued after its fallocate had succeeded");
 		}
 		r.busy = false;
 	}
@@ -293,6 +307,9 @@ private:
 			bool rw = io.op == block_op::read || io.op == block_op::write;
 			if (r.expect_invalid || (rw && io.length == 0))
 				return result; // the NOP carrying the early result
+			const recorded_sqe *sqe = self->completing_;
+			if (result == 0 && sqe && sqe->sqe.opcode == IORING_OP_FALLOCATE)
+				r.changed_at = ++self->engine_.clock;
 			if (result < 0)
 				r.injected = result;
 			else if (result == 0 && rw)
@@ -364,6 +381,7 @@ private:
 		r.racy = false;
 		r.injected = 0;
 		r.saw_zero = false;
+		r.changed_at = 0;
 		r.size_at_submit = size;
 		r.expect_invalid = (io.op != block_op::flush &&
 				    (io.offset > size || io.length > size - io.offset)) ||
@@ -417,6 +435,9 @@ private:
 		case IORING_OP_FSYNC:
 			FUZZ_CHECK(sqe.fsync_flags == IORING_FSYNC_DATASYNC, "flush without DATASYNC");
 			result = outcome(how, 0);
+			// Everything that completed before it was issued is durable.
+			if (result == 0)
+				durable_upto_ = std::max(durable_upto_, rec->issued);
 			break;
 		case IORING_OP_FADVISE:
 			FUZZ_CHECK(sqe.fadvise_advice == POSIX_FADV_WILLNEED, "prefetch without WILLNEED");
@@ -440,7 +461,11 @@ private:
 		default:
 			fuzz::fail(__FILE__, __LINE__, "opcode", "an SQE of an unexpected opcode");
 		}
+		// filter() sees the CQE with the request it is for (find_request
+		// cannot tell two identical fallocates apart).
+		completing_ = rec.get();
 		rec->done->io_done(result);
+		completing_ = nullptr;
 	}
 
 	// The request an SQE belongs to: the one file_queue is serving with it.
@@ -758,6 +783,8 @@ private:
 	std::unique_ptr<file_queue> alloc_queue_; // over the sparse file, once asked
 	std::bitset<medium_max / 4096> alloc_data_; // its pages holding data
 	bool in_submit_ = false;
+	uint64_t durable_upto_ = 0; // every change completed before this clock is durable
+	const recorded_sqe *completing_ = nullptr; // the SQE whose CQE is being delivered
 	std::vector<size_t> cuts_; // submit()'s piece lengths, kept across runs
 };
 
