@@ -17,9 +17,12 @@
 //     second LUN's backstore: no queue is opened on it, no request issued;
 //   - every request that changes the medium is issued while its command
 //     holds the range lock, inside the locked LBAs, and never overlaps a
-//     range another command holds exclusively on the same LUN (COMPARE AND
-//     WRITE's atomicity); a request of a command holding the lock stays
-//     inside it;
+//     range another command holds exclusively on the same LUN; a request
+//     of a command holding the lock stays inside it;
+//   - COMPARE AND WRITE and ORWRITE are atomic, seen from the medium and
+//     not from the lock: from the moment one issues its read until it
+//     finishes, no other command's change to the blocks it read is issued,
+//     and none is still at the backstore when it reads them;
 //   - every request lies inside the capacity, a read/write's iovecs add up
 //     to its length, one request at a time per command; a request from the
 //     command's bounce buffer is aligned for O_DIRECT;
@@ -70,6 +73,10 @@ struct slot {
 	bool other_wce_off_at_start = false;
 	bool other_unsynced = false;
 	int lock_lun = 0; // whose range lock it holds: that of its last request
+	// A read-modify-write (COMPARE AND WRITE, ORWRITE) between its first
+	// read and its end: the bytes of LUN 0 it has read, [first, end).
+	bool rmw_open = false;
+	uint64_t rmw_first = 0, rmw_end = 0;
 };
 
 // A request at a backstore: of this LUN (0) or the other one (1).
@@ -146,6 +153,8 @@ public:
 			FUZZ_CHECK(io.length > 0, "an empty read or write");
 		}
 		check_lock(s, io, lun);
+		if (lun == 0)
+			check_read_modify_write(s, io);
 		// The command's own bounce buffer (WRITE SAME pattern, COMPARE
 		// AND WRITE and VERIFY reads) may meet an O_DIRECT backstore:
 		// it must be aligned as a 512-byte logical block device asks.
@@ -162,6 +171,41 @@ public:
 					 "a bounce buffer not aligned for O_DIRECT");
 		}
 		queue.push_back({&io, lun});
+	}
+
+	static bool changes_medium(block_op op)
+	{
+		return op == block_op::write || op == block_op::discard ||
+		       op == block_op::write_zeroes;
+	}
+
+	// The atomicity COMPARE AND WRITE and ORWRITE promise, checked on
+	// what reaches LUN 0's backstore, whatever the range lock says.
+	void check_read_modify_write(slot &s, const block_io &io)
+	{
+		const uint64_t first = io.offset, end = io.offset + io.length;
+		const uint8_t op = s.cmd.cdb()[0];
+		if (io.op == block_op::read && (op == COMPARE_AND_WRITE || op == ORWRITE_16)) {
+			for (const pending_io &p : queue) {
+				if (p.lun != 0 || !changes_medium(p.io->op) || &s.cmd.io() == p.io)
+					continue;
+				bool overlap = p.io->offset < end && first < p.io->offset + p.io->length;
+				FUZZ_CHECK(!overlap, "a COMPARE AND WRITE/ORWRITE read blocks another "
+						     "command's change to them was still writing");
+			}
+			s.rmw_first = s.rmw_open ? std::min(s.rmw_first, first) : first;
+			s.rmw_end = s.rmw_open ? std::max(s.rmw_end, end) : end;
+			s.rmw_open = true;
+		}
+		if (!changes_medium(io.op))
+			return;
+		for (const slot &o : *slots) {
+			if (&o == &s || !o.busy || !o.rmw_open)
+				continue;
+			bool overlap = o.rmw_first < end && first < o.rmw_end;
+			FUZZ_CHECK(!overlap, "a change to blocks a COMPARE AND WRITE/ORWRITE has "
+					     "read and not yet written back");
+		}
 	}
 
 	void check_lock(slot &s, const block_io &io, int lun)
@@ -320,6 +364,7 @@ void fuzz_owner::command_done(command &cmd)
 	if (st == SAM_STAT_GOOD && s.other_wce_off_at_start && !other_lu->write_cache_enabled())
 		FUZZ_CHECK(!s.other_unsynced,
 			   "GOOD with the other LUN's WCE=0 after a copy write to it without FUA");
+	s.rmw_open = false;
 	s.busy = false;
 }
 
@@ -673,6 +718,7 @@ private:
 		s.busy = true;
 		s.done_calls = 0;
 		s.rewritten = s.unsynced = s.unsynced_by_fallocate = s.woken = false;
+		s.rmw_open = false;
 		s.wce_off_at_start = !lu_->write_cache_enabled();
 		s.other_wce_off_at_start = !other_->write_cache_enabled();
 		s.other_unsynced = false;
