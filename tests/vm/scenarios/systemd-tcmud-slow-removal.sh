@@ -45,13 +45,20 @@ fio_verify_loop "$steady" 4M /tmp/slowrm.stop & io=$!
 
 truncate -s 16M /tmp/slowrm.img
 loopdev=$(losetup -f --show /tmp/slowrm.img)
-echo "0 32768 delay $loopdev 0 120000" | dmsetup create tcmud-slowrm
+# No delay while the disk appears: the kernel's partition scan and
+# export_via_loop's size check would otherwise sit behind 120 s reads (CI,
+# on 7b6c0a2: "task blockdev blocked for more than 61 seconds").
+echo "0 32768 delay $loopdev 0 0" | dmsetup create tcmud-slowrm
 dm=/dev/dm-$(dmsetup info -c --noheadings -o minor tcmud-slowrm | tr -d ' ')
 [ -b "$dm" ] || fail "no $dm"
 bs=$(create_user_backstore slowrm0 file "$dm;block;direct=1" $((16 << 20)))
 echo 5 > "$bs/attrib/cmd_time_out"
 dev=$(export_via_loop "$bs")
 wait_journal 'file/slowrm0: serving' 1
+udevadm settle --timeout=30 || true
+echo "0 32768 delay $loopdev 0 120000" | dmsetup load tcmud-slowrm
+dmsetup suspend tcmud-slowrm
+dmsetup resume tcmud-slowrm
 log "slowrm0 is $dev on $dm (I/O held 120 s)"
 dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct status=none 2>/dev/null &
 sleep 8 # the READ is in tcmud's io_uring; the kernel timed it out at 5 s
