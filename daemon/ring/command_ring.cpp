@@ -204,9 +204,6 @@ void command_ring::write_response(uint16_t cmd_id, uint8_t uflags, uint8_t scsi_
 {
 	// One record per command in flight, and cmd_id is in flight.
 	pending_response r = pending_.pop();
-	// The entry keeps its header but now names the command it answers.
-	if (tail_entry_ && tail_entry_->at.pos == r.pos)
-		tail_entry_->at.cmd_id = cmd_id;
 	// check_framing made sure r.len >= TCMUD_CMD_ENTRY_SIZE: the response
 	// stays inside its entry.
 	uint64_t at = uint64_t(geometry_.cmdr_off) + r.pos;
