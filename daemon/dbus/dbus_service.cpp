@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "dbus/check_config.h"
@@ -42,9 +43,53 @@ bool valid_path_element(std::string_view s)
 	return true;
 }
 
+// The caller's uid as the bus daemon knows it (from the socket's
+// credentials, nothing the caller can claim); -1 when the bus does not say.
+long long caller_uid(GDBusMethodInvocation *invocation)
+{
+	const gchar *sender = g_dbus_method_invocation_get_sender(invocation);
+	if (!sender)
+		return -1;
+	GVariant *reply = g_dbus_connection_call_sync(
+		g_dbus_method_invocation_get_connection(invocation), "org.freedesktop.DBus",
+		"/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser",
+		g_variant_new("(s)", sender), G_VARIANT_TYPE("(u)"), G_DBUS_CALL_FLAGS_NONE, 5000,
+		nullptr, nullptr);
+	if (!reply)
+		return -1;
+	guint32 uid = 0;
+	g_variant_get(reply, "(u)", &uid);
+	g_variant_unref(reply);
+	return uid;
+}
+
+// CheckConfig opens the cfgstring's path with the daemon's (root's)
+// credentials, so its answer tells whether a path exists anywhere: root's
+// alone. The bus policy says so too, but a policy is only as good as every
+// file in system.d: tcmu-runner's, left behind when tcmud replaces it
+// without a purge, lets anyone call anything on org.kernel.TCMUService1.
+// The daemon therefore decides itself, and refuses when it cannot tell.
+bool refuse_unless_root(GDBusMethodInvocation *invocation, const char *method)
+{
+	long long uid = caller_uid(invocation);
+	if (uid == 0)
+		return false;
+	log_warn("", "D-Bus %s from %s (uid %s) refused: only root may call it", method,
+		 g_dbus_method_invocation_get_sender(invocation),
+		 uid < 0 ? "unknown" : std::to_string(uid).c_str());
+	g_dbus_method_invocation_return_dbus_error(
+		invocation, "org.freedesktop.DBus.Error.AccessDenied",
+		(std::string(method) + " is for root only: it opens the configured path with "
+				       "root's credentials")
+			.c_str());
+	return true;
+}
+
 gboolean on_check_config(TcmudTCMUService1 *object, GDBusMethodInvocation *invocation,
 			 const gchar *configstr, gpointer user_data)
 {
+	if (refuse_unless_root(invocation, "CheckConfig"))
+		return TRUE;
 	const auto *h = static_cast<const handler_ops *>(user_data);
 	auto checked = check_config_string(*h, configstr);
 	std::string reason = checked ? "success" : checked.error().what();

@@ -268,16 +268,37 @@ std::string system_like_policy()
 	       "<include>" TCMUD_DBUS_POLICY "</include>\n";
 }
 
-// Runs gdbus as user nobody; returns its exit status.
+// Runs gdbus as user nobody; returns its exit status and, in *output, what
+// it printed (the reply, or the error's name and message).
 int call_as_nobody(const private_bus &bus, const std::string &object, const std::string &method,
-		   const std::string &args)
+		   const std::string &args, std::string *output = nullptr)
 {
 	std::string cmd = "setpriv --reuid=65534 --regid=65534 --clear-groups gdbus call --address '" +
 			  bus.address() + "' --dest org.kernel.TCMUService1 --object-path " + object +
-			  " --method " + method + " " + args + " >/dev/null 2>&1";
-	int status = std::system(cmd.c_str());
+			  " --method " + method + " " + args + " 2>&1";
+	FILE *p = popen(cmd.c_str(), "r");
+	REQUIRE(p);
+	char buf[512];
+	std::string out;
+	while (fgets(buf, sizeof(buf), p))
+		out += buf;
+	int status = pclose(p);
+	if (output)
+		*output = out;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// What tcmu-runner's package leaves in /etc/dbus-1/system.d when tcmud
+// replaces it without a purge (its conffile stays): in the default context,
+// anyone may send anything to org.kernel.TCMUService1. The bus reads it
+// after /usr/share/dbus-1/system.d, so it overrides tcmud's own policy.
+const char *tcmu_runner_leftover_policy =
+	"<policy user=\"root\"><allow own=\"org.kernel.TCMUService1\"/></policy>"
+	"<policy context=\"default\">"
+	"<allow send_destination=\"org.kernel.TCMUService1\"/>"
+	"<allow own_prefix=\"org.kernel.TCMUService1.HandlerManager1\"/>"
+	"<allow send_interface=\"org.kernel.TCMUService1\"/>"
+	"</policy>\n";
 
 } // namespace
 
@@ -307,4 +328,36 @@ TEST_CASE("policy file: root owns the name; others may list handlers but not Che
 			     "org.kernel.TCMUService1.CheckConfig", "file//etc/shadow") != 0);
 	CHECK(call_as_nobody(bus, "/org/kernel/TCMUService1/HandlerManager1",
 			     "org.kernel.TCMUService1.HandlerManager1.RegisterHandler", "x y") != 0);
+}
+
+TEST_CASE("CheckConfig stays root's when tcmu-runner's leftover policy lets anyone call",
+	  "[dbus][policy]")
+{
+	if (geteuid() != 0) {
+		WARN("not root: cannot call as another user");
+		return;
+	}
+	// Both bus policies: tcmu-runner's leftover, and none at all.
+	for (const std::string &policy :
+	     {system_like_policy() + tcmu_runner_leftover_policy,
+	      std::string("<policy context=\"default\"><allow user=\"*\"/>"
+			  "<allow send_destination=\"*\" eavesdrop=\"true\"/>"
+			  "<allow eavesdrop=\"true\"/><allow own=\"*\"/></policy>")}) {
+		INFO(policy);
+		private_bus bus(policy);
+		auto svc = start_service(bus);
+		std::string out;
+		CHECK(call_as_nobody(bus, "/org/kernel/TCMUService1/file",
+				     "org.kernel.TCMUService1.CheckConfig", "file//etc/shadow",
+				     &out) != 0);
+		INFO(out);
+		CHECK(out.find("org.freedesktop.DBus.Error.AccessDenied") != std::string::npos);
+		CHECK(out.find("root only") != std::string::npos);
+		// Root is still answered, and looking stays open to everyone.
+		client root(bus);
+		temp_file f;
+		CHECK(check_config(root, "file", "file/" + f.path).valid);
+		CHECK(call_as_nobody(bus, "/org/kernel/TCMUService1",
+				     "org.freedesktop.DBus.ObjectManager.GetManagedObjects", "") == 0);
+	}
 }

@@ -50,6 +50,25 @@ EOT
 	expect_eq "$(grep -c '"plugin": "user"' "$save")" 1 "user backstores in $save"
 	dev=$(sd_of_loopback $wwn)
 	log "targetcli's disk is $dev, served by tcmud $pid (D-Bus activated)"
+	# tcmu-runner was removed, not purged: its D-Bus policy stays in
+	# /etc/dbus-1/system.d and lets anyone send anything to the service.
+	# CheckConfig (a root-credential probe of a path) must stay root's.
+	leftover=/etc/dbus-1/system.d/tcmu-runner.conf
+	if [ -f $leftover ]; then
+		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups gdbus call --system \
+			--dest org.kernel.TCMUService1 --object-path /org/kernel/TCMUService1/file \
+			--method org.kernel.TCMUService1.CheckConfig file//etc/shadow 2>&1) &&
+			fail "nobody's CheckConfig was answered: $out"
+		expect_match "$out" "AccessDenied" "nobody's CheckConfig with $leftover in place"
+		wait_journal 'CheckConfig from .* refused: only root may call it' 1
+		out=$(gdbus call --system --dest org.kernel.TCMUService1 \
+			--object-path /org/kernel/TCMUService1/file \
+			--method org.kernel.TCMUService1.CheckConfig "file/$STATE/disk0.img")
+		expect_match "$out" "true" "root's CheckConfig"
+		log "with tcmu-runner's leftover $leftover, nobody's CheckConfig is AccessDenied, root's answered"
+	else
+		log "no leftover tcmu-runner D-Bus policy to check (tcmu-runner was not installed)"
+	fi
 	# journald has the per-device lines (the device's own prefix).
 	wait_journal 'file/disk0: ' 1
 	log "journal: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'file/disk0: ')"
