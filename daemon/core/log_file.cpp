@@ -30,11 +30,12 @@ void file_and_stderr(void *, log_level level, std::string_view line)
 	stamp += static_cast<size_t>(snprintf(buf + stamp, 32 - stamp, ".%03ldZ ",
 					      now.tv_nsec / 1000000));
 	size_t len = format_line(std::span<char>(buf + stamp, max_formatted_line), level, line);
+	write_stderr_line(level, line);
 	// One write per line, so concurrent writers never interleave inside it.
-	ssize_t n = ::write(STDERR_FILENO, buf + stamp, len);
-	if (log_fd)
-		n = ::write(log_fd.get(), buf, stamp + len);
-	(void)n;
+	if (log_fd) {
+		ssize_t n = ::write(log_fd.get(), buf, stamp + len);
+		(void)n;
+	}
 }
 
 } // namespace

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "log/log.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -22,14 +24,25 @@ std::mutex sink_mutex;
 log_sink current_sink = nullptr; // guarded by sink_mutex
 void *current_ctx = nullptr;     // guarded by sink_mutex
 
-// One write(2) per line, so lines from several threads (or processes sharing
-// the terminal) never interleave mid-line.
+// Whether stderr is the stream systemd connected to the journal. Asked per
+// line (one fstat: lines are never per I/O), so it stays right when stderr
+// is redirected, and a child that inherited JOURNAL_STREAM with another
+// stderr does not send prefixes to a terminal.
+bool stderr_is_journal()
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	if (!stream)
+		return false;
+	unsigned long long dev = 0, ino = 0;
+	if (sscanf(stream, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	struct stat st{};
+	return fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 void stderr_sink(void *, log_level level, std::string_view line)
 {
-	char buf[max_formatted_line];
-	size_t len = format_line(buf, level, line);
-	ssize_t ignored = ::write(STDERR_FILENO, buf, len);
-	(void)ignored;
+	write_stderr_line(level, line);
 }
 
 void emit(log_level level, std::string_view prefix, const char *fmt,
@@ -93,6 +106,23 @@ size_t format_line(std::span<char> out, log_level level, std::string_view line)
 		return out.size() - 1;
 	}
 	return static_cast<size_t>(n);
+}
+
+// One write(2) per line, so lines from several threads (or processes sharing
+// the terminal) never interleave mid-line.
+void write_stderr_line(log_level level, std::string_view line)
+{
+	char buf[max_formatted_line + 3];
+	size_t prefix = 0;
+	if (stderr_is_journal()) {
+		buf[0] = '<';
+		buf[1] = static_cast<char>('0' + static_cast<uint8_t>(level));
+		buf[2] = '>';
+		prefix = 3;
+	}
+	size_t len = format_line(std::span<char>(buf + prefix, max_formatted_line), level, line);
+	ssize_t ignored = ::write(STDERR_FILENO, buf, prefix + len);
+	(void)ignored;
 }
 
 std::string_view log_level_name(log_level level)

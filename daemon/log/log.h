@@ -40,6 +40,13 @@ size_t format_line(std::span<char> out, log_level level, std::string_view line);
 // Room format_line() needs for any line the logger emits.
 constexpr size_t max_formatted_line = 1024 + 32;
 
+// Writes one line to stderr in format_line()'s words, in one write(2). When
+// stderr is the journal's stream (systemd's JOURNAL_STREAM names its device
+// and inode), the line starts with the sd-daemon priority prefix "<N>", which
+// journald strips and keeps as the entry's PRIORITY: `journalctl -p err`
+// then shows tcmud's errors, and only those.
+void write_stderr_line(log_level level, std::string_view line);
+
 // Parses "error", "warn", "info" or "debug"; nullopt if it is none of them.
 std::optional<log_level> parse_log_level(std::string_view text);
 std::string_view log_level_name(log_level level);

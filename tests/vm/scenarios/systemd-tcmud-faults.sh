@@ -80,6 +80,14 @@ journalctl -b -u tcmud -o cat --no-pager | grep -q 'Watchdog timeout' ||
 	fail "systemd did not log a watchdog timeout"
 grep -q 'its worker has not run' <(journalctl -b -u tcmud -o cat --no-pager) ||
 	fail "tcmud did not log the silent worker"
+# Each line has its priority (the "<N>" prefix on stderr): the error is in
+# `journalctl -p err`, and nothing below it is.
+errors=$(journalctl -b -u tcmud -p err -o cat --no-pager)
+grep -q 'tcmud error: file/faults0: queue 0: its worker has not run' <<< "$errors" ||
+	fail "journalctl -p err does not show the silent worker's error: $(tail -n 3 <<< "$errors")"
+grep -qE '^tcmud (warn|info|debug):' <<< "$errors" &&
+	fail "journalctl -p err shows lines below err: $(grep -m1 -E '^tcmud (warn|info|debug):' <<< "$errors")"
+log "journalctl -p err: $(grep -m1 'its worker has not run' <<< "$errors")"
 expect_eq "$(systemctl show -p NRestarts --value tcmud)" $((restarts + 1)) "NRestarts after the watchdog"
 rm -rf /run/systemd/system/tcmud.service.d
 systemctl daemon-reload
