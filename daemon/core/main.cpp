@@ -27,7 +27,9 @@
 #include "core/device_registry.h"
 #include "core/device_reports.h"
 #include "core/handler_registry.h"
+#include "core/instance_lock.h"
 #include "core/log_file.h"
+#include "core/tcmu_device.h"
 #include "core/worker_watchdog.h"
 #include "dbus/dbus_service.h"
 #include "log/log.h"
@@ -45,6 +47,7 @@ namespace {
 struct options {
 	daemon_config cli;
 	config_paths paths;
+	bool check_config = false; // --check-config: read the files, touch nothing
 };
 
 // What the daemon runs with: defaults, then tcmu.conf, tcmud.conf, options.
@@ -129,6 +132,8 @@ void usage(FILE *out)
 		"      --no-dbus             do not serve org.kernel.TCMUService1\n"
 		"      --control-socket PATH tcmudctl's socket (default %s;\n"
 		"                            none: no socket)\n"
+		"      --check-config [FILE] check FILE (default: the files above) and exit:\n"
+		"                            0 valid, 1 not; touches no device\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
 		"tcmud.conf only: max_transfer_kb (default %u)\n"
@@ -162,6 +167,7 @@ int parse_args(int argc, char **argv, options &o)
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
 		{"queue-cpus", required_argument, nullptr, 'q'},
+		{"check-config", no_argument, nullptr, 'C'},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{},
@@ -216,15 +222,36 @@ int parse_args(int argc, char **argv, options &o)
 			o.cli.queue_cpus = std::move(*p);
 			break;
 		}
+		case 'C': o.check_config = true; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': std::printf("tcmud %s\n", TCMUD_VERSION); return 1;
 		default: usage(stderr); return 2;
 		}
 	}
+	// --check-config FILE: the one operand there is.
+	if (o.check_config && optind == argc - 1) {
+		o.paths.tcmud_conf = argv[optind++];
+		o.paths.tcmud_conf_required = true;
+	}
 	if (optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	return 0;
+}
+
+// --check-config: what a reload would say, without a daemon. Each problem
+// is on stderr as "FILE:LINE: what is wrong".
+int check_config_only(const options &o)
+{
+	settings s;
+	if (!load_settings(o, s)) {
+		std::fprintf(stderr, "tcmud: %s: not valid; a running tcmud would refuse it\n",
+			     o.paths.tcmud_conf.c_str());
+		return 1;
+	}
+	std::printf("tcmud: %s: valid (with %s's log settings where it has them)\n",
+		    o.paths.tcmud_conf.c_str(), o.paths.tcmu_conf.c_str());
 	return 0;
 }
 
@@ -481,9 +508,19 @@ int main(int argc, char **argv)
 	int rc = tcmud::parse_args(argc, argv, o);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	if (o.check_config)
+		return tcmud::check_config_only(o);
 	tcmud::settings s;
 	if (!tcmud::load_settings(o, s))
 		return 2;
+	// Before any device is touched, and before the log file is opened: a
+	// refused second daemon leaves the running one's log alone.
+	auto lock = tcmud::instance_lock::take(tcmud::default_instance_lock_path,
+					       tcmud::previous_holder_wait_ms);
+	if (!lock) {
+		tcmud::log_error("", "%s", lock.error().what().c_str());
+		return 1;
+	}
 	tcmud::apply_logging(s);
 	tcmud::apply_copy_groups(s);
 	return tcmud::serve(o, s);

@@ -69,6 +69,15 @@ EOT
 	else
 		log "no leftover tcmu-runner D-Bus policy to check (tcmu-runner was not installed)"
 	fi
+	# A second daemon is refused before it touches anything, naming the first.
+	out=$(timeout 60 /usr/sbin/tcmud 2>&1) && fail "a second tcmud started: $out"
+	expect_match "$out" "already running as pid $pid" "a second tcmud"
+	expect_eq "$(tcmud_pid)" "$pid" "the running tcmud after a second one was refused"
+	log "second instance: $out"
+	/usr/sbin/tcmud --check-config > $STATE/check.out 2>&1 || { cat $STATE/check.out; fail "tcmud --check-config"; }
+	printf 'max_in_flight = 0\n' > $STATE/bad.conf
+	/usr/sbin/tcmud --check-config $STATE/bad.conf > $STATE/check.out 2>&1 && fail "--check-config passed a bad file"
+	expect_match "$(cat $STATE/check.out)" "bad.conf:1: max_in_flight" "--check-config on a bad file"
 	# journald has the per-device lines (the device's own prefix).
 	wait_journal 'file/disk0: ' 1
 	log "journal: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'file/disk0: ')"
