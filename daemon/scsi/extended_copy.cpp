@@ -126,10 +126,14 @@ bool parse_cscds(command &cmd, std::span<const uint8_t> list, uint32_t end, copy
 			finish_parameter_list_length_error(cmd);
 			return false;
 		}
-		// LU ID TYPE 00b (the LU itself), NUL 0, peripheral type 0.
-		if (d[1] != 0) {
+		// Peripheral device type 0 (direct access block). LU ID TYPE
+		// and NUL are not looked at: the NAA designator alone names the
+		// LUN, as in LIO's and SCST's copy managers (and SPC-4 makes
+		// NUL obsolete).
+		if (d[1] & 0x1f) {
 			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 1),
-						 static_cast<int8_t>(7 - std::countl_zero(d[1])));
+						 static_cast<int8_t>(7 - std::countl_zero(
+							 static_cast<uint8_t>(d[1] & 0x1f))));
 			return false;
 		}
 		cscd_descriptor c;
@@ -171,12 +175,12 @@ bool parse_segments(command &cmd, std::span<const uint8_t> list, uint32_t begin,
 		segment_descriptor s;
 		s.source = get_be16(d, 4);
 		s.destination = get_be16(d, 6);
-		if (s.source >= j.cscds.size()) {
-			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 4));
-			return false;
-		}
-		if (s.destination >= j.cscds.size()) {
-			finish_invalid_parameter(cmd, static_cast<uint16_t>(at + 6));
+		// An index past the CSCD list names a copy target the copy
+		// manager cannot reach: COPY ABORTED, COPY TARGET DEVICE NOT
+		// REACHABLE, as LIO answers and as the EXTENDED COPY text says
+		// of a target index that is not accessible.
+		if (s.source >= j.cscds.size() || s.destination >= j.cscds.size()) {
+			finish_copy_aborted(cmd, ASC_COPY_TARGET_DEVICE_NOT_REACHABLE);
 			return false;
 		}
 		if (get_be16(d, 8) != 0) {
@@ -309,6 +313,13 @@ std::unique_ptr<copy_job> parse_list(command &cmd)
 	uint32_t segment_length = get_be32(header, 8);
 	uint32_t inline_length = get_be32(header, 12);
 	if (uint64_t{HEADER_LENGTH} + cscd_length + segment_length + inline_length > length) {
+		finish_parameter_list_length_error(cmd);
+		return nullptr;
+	}
+	// Both lists together beyond MAXIMUM DESCRIPTOR LIST LENGTH (VPD 0x8f,
+	// RECEIVE COPY OPERATING PARAMETERS) is the parameter list's length
+	// error, checked before the counts, as LIO and tcmu-runner do.
+	if (cscd_length + segment_length > MAX_DESCRIPTOR_LIST_LENGTH) {
 		finish_parameter_list_length_error(cmd);
 		return nullptr;
 	}

@@ -26,12 +26,22 @@ void apply_defaults(logical_unit_config &cfg)
 		cfg.max_transfer_blocks = blocks_in(8 * MiB, cfg.block_size);
 	if (!cfg.max_compare_and_write_blocks)
 		cfg.max_compare_and_write_blocks = 1;
+	// One command's work stays far inside the kernel's cmd_time_out (30 s
+	// by default) on the slowest backstore we serve: an rbd pool
+	// recovering at ~10 MB/s. WRITE SAME without UNMAP writes every block:
+	// 32 MiB is ~3 s there, and 0xFFFF blocks is also LIO iblock's value,
+	// WRITE SAME(10)'s 16-bit count, and under tcm_loop's 0xFFFF-sector
+	// limit of one transfer, which an initiator checking the write with
+	// one READ of the same length meets. UNMAP moves no data (hole
+	// punches, BLKDISCARD, rbd discards: one object delete per 4 MiB), so
+	// 256 MiB, at most 524288 blocks, is a few hundred operations at worst.
 	if (!cfg.max_unmap_blocks)
-		cfg.max_unmap_blocks = blocks_in(GiB, cfg.block_size);
+		cfg.max_unmap_blocks = blocks_in(256 * MiB, cfg.block_size);
 	if (!cfg.max_unmap_descriptors)
 		cfg.max_unmap_descriptors = 256;
 	if (!cfg.max_write_same_blocks)
-		cfg.max_write_same_blocks = blocks_in(GiB, cfg.block_size);
+		cfg.max_write_same_blocks =
+			std::min<uint64_t>(0xffff, blocks_in(32 * MiB, cfg.block_size));
 	// RWF_ATOMIC writes one power of two in [unit_min, unit_max] at an
 	// offset that is a multiple of it; SBC-4's fields say "up to max, a
 	// multiple of the granularity, at a multiple of the alignment", so

@@ -42,9 +42,9 @@ struct logical_unit_config {
 	// it knows the data area (set_max_transfer_blocks).
 	uint32_t max_transfer_blocks = 0;          // default: 8 MiB worth
 	uint8_t max_compare_and_write_blocks = 1;  // 1..255
-	uint32_t max_unmap_blocks = 0;             // default: 1 GiB worth
+	uint32_t max_unmap_blocks = 0;             // default: 256 MiB worth
 	uint32_t max_unmap_descriptors = 0;        // default: 256
-	uint64_t max_write_same_blocks = 0;        // default: 1 GiB worth
+	uint64_t max_write_same_blocks = 0;        // default: 32 MiB worth, <= 0xffff
 	uint16_t medium_rotation_rate = 0;         // VPD 0xb1: 0 not reported, 1 SSD
 	// WRITE ATOMIC (VPD 0xb0 atomic fields; docs/scsi.md "WRITE ATOMIC").
 	// A backstore that writes atomically across a crash (caps

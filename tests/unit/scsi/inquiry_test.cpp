@@ -2,6 +2,8 @@
 // INQUIRY: standard data and VPD pages 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include <string>
 
 #include "byte_order.h"
@@ -166,6 +168,25 @@ TEST_CASE("VPD 0xb0 reports the block limits", "[inquiry]")
 	CHECK(get_be32(r.data_in, 20) == 4096);
 	CHECK(get_be32(r.data_in, 24) == 16);
 	CHECK(get_be64(r.data_in, 36) == 8192);
+}
+
+TEST_CASE("VPD 0xb0's defaults bound one command's work", "[inquiry]")
+{
+	// {block size, MAXIMUM UNMAP LBA COUNT, MAXIMUM WRITE SAME LENGTH}
+	for (auto [bs, unmap, write_same] : {std::tuple<uint32_t, uint32_t, uint64_t>{512, 524288, 65535},
+					     {4096, 65536, 8192}}) {
+		INFO("block size " << bs);
+		lu_fixture f([bs = bs](logical_unit_config &c) { c.block_size = bs; });
+		auto r = f.run(inquiry_cdb(true, 0xb0, 255), {}, 255);
+		require_good(r);
+		CHECK(get_be32(r.data_in, 20) == unmap);
+		CHECK(get_be64(r.data_in, 36) == write_same);
+	}
+	// The 65536-block WRITE SAME(16) with UNMAP that an initiator would
+	// then check with one 32 MiB READ (past tcm_loop's limit) is refused.
+	lu_fixture f;
+	require_invalid_cdb(f.run(cdb16(WRITE_SAME_16, 0, 65536, 0x08), std::vector<uint8_t>(512)),
+			    10);
 }
 
 TEST_CASE("VPD 0xb1 reports the medium rotation rate", "[inquiry]")
