@@ -191,6 +191,58 @@ BATTERY = [
 ]
 
 
+def naa_of(fd):
+    """The LUN's 16-byte NAA designator from VPD 0x83 (what a CSCD names)."""
+    status, _, page = sg_io(fd, [0x12, 1, 0x83, 0, 255, 0], 255)
+    at = 4
+    while status == 0 and at + 4 <= len(page):
+        kind, length = page[at + 1], page[at + 3]
+        if kind & 0x3f == 0x03 and length == 16:  # LU association, NAA
+            return page[at + 4:at + 20]
+        at += 4 + length
+    raise SystemExit("no 16-byte NAA designator in VPD 0x83")
+
+
+def xcopy_list(naa, cscds=1, segments=((0, 0, 1, 0, 5110),), byte1=0):
+    """An EXTENDED COPY (LID1) parameter list: `cscds` identification CSCD
+    descriptors (E4h) naming the LUN itself by its NAA, with byte 1 as
+    given, then block-to-block segments (src index, dst index, blocks, src
+    LBA, dst LBA)."""
+    cscd = bytes([0xe4, byte1, 0, 0, 0x01, 0x03, 0, 16]) + naa + bytes(4) + bytes(be(512, 4))
+    segs = b"".join(bytes([0x02, 0] + be(24, 2) + be(si, 2) + be(di, 2) + [0, 0] + be(n, 2) +
+                          be(sl, 8) + be(dl, 8)) for si, di, n, sl, dl in segments)
+    return bytes([0, 0] + be(32 * cscds, 2) + [0] * 4 + be(len(segs), 4) + [0] * 4) + \
+        cscd * cscds + segs
+
+
+def xcopy(name, **kw):
+    """A battery row whose data-out is built per LUN (each names itself)."""
+    def data_out(naa):
+        return xcopy_list(naa, **kw)
+    length = len(xcopy_list(bytes(16), **kw))
+    return (name, [0x83, 0] + [0] * 8 + be(length, 4) + [0, 0], 0, data_out, 0)
+
+
+# EXTENDED COPY parameter lists that LIO's own copy manager accepts or
+# refuses: both must answer alike (docs/scsi.md "EXTENDED COPY").
+BATTERY += [
+    xcopy("extended-copy-one-block"),
+    # LU ID TYPE 10b and NUL: ignored by both (the NAA names the LUN).
+    xcopy("extended-copy-lu-id-type-10b", byte1=0x80),
+    xcopy("extended-copy-nul", byte1=0x20),
+    # 17 CSCDs and 64 segments: past either copy manager's MAXIMUM
+    # DESCRIPTOR LIST LENGTH, which comes before the counts.
+    xcopy("extended-copy-lists-too-long", cscds=17, segments=((0, 0, 1, 0, 5110),) * 64),
+    # A CSCD index past the list: COPY ABORTED, copy target not reachable.
+    xcopy("extended-copy-index-past-list", segments=((1, 0, 1, 0, 5110),)),
+    xcopy("extended-copy-another-peripheral-type", byte1=0x01),
+    # 2048 blocks to the end of the LUN, then one READ(16) of them: a
+    # 1 MiB transfer through SG_IO after the copy.
+    xcopy("extended-copy-2048-to-end", segments=((0, 0, 2048, 0, LAST_LBA + 1 - 2048),)),
+    ("read-16-one-mib-at-end", cdb16(0x88, LAST_LBA + 1 - 2048, 2048), 1 << 20, b"", None),
+]
+
+
 def known_differences(path):
     """Names in docs/scsi.md's differences table: rows `| \\`name\\` | ...`."""
     names, inside = set(), False
@@ -217,9 +269,10 @@ def main():
     ours = os.open(sys.argv[2], os.O_RDWR)
     known = known_differences(sys.argv[3])
     differing = set()
+    naa = {ref: naa_of(ref), ours: naa_of(ours)}
     for name, cdb, din, dout, compare in BATTERY:
-        a = sg_io(ref, cdb, din, dout)
-        b = sg_io(ours, cdb, din, dout)
+        a = sg_io(ref, cdb, din, dout(naa[ref]) if callable(dout) else dout)
+        b = sg_io(ours, cdb, din, dout(naa[ours]) if callable(dout) else dout)
         why = []
         if a[0] != b[0] or a[1] != b[1]:
             why.append("status/sense")
