@@ -13,7 +13,6 @@ namespace tcmud::scsi {
 namespace {
 
 constexpr uint64_t MiB = 1024 * 1024;
-constexpr uint64_t GiB = 1024 * MiB;
 
 uint32_t blocks_in(uint64_t bytes, uint32_t block_size)
 {
