@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "config/daemon_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -192,11 +193,16 @@ setup_result<void> set_tcmu_log_level(std::string_view v, daemon_config *out)
 {
 	static constexpr log_level map[] = {log_level::error, log_level::error, log_level::warn,
 					    log_level::info,  log_level::debug, log_level::debug};
-	auto n = parse_number(v, 0, 5);
+	auto n = parse_number(v, 0, 999'999'999);
 	if (!n)
 		return setup_error{EINVAL, "log_level: " + quoted(v) +
-						   " is not a tcmu-runner level from 0 to 5"};
-	out->level = map[*n];
+						   " is not a tcmu-runner level (a number, 0 to 5)"};
+	// tcmu-runner clamps a level above 5 to its most verbose, so files
+	// with log_level = 7 exist and must not stop the daemon.
+	if (*n > 5)
+		log_warn("", "tcmu.conf: log_level %lu is above tcmu-runner's 5 (DEBUG SCSI CMD); "
+			 "using debug, as tcmu-runner does", *n);
+	out->level = map[std::min<unsigned long>(*n, 5)];
 	return {};
 }
 

@@ -57,11 +57,33 @@ setup_result<std::unique_ptr<tcmu_device>> tcmu_device::open(const device_roots 
 	return dev;
 }
 
+namespace {
+
+// A saved configuration may name one of tcmu-runner's handlers that tcmud
+// does not have: say which, and what the administrator can do.
+setup_error unsupported_handler(const std::string &subtype)
+{
+	std::string built_in;
+	for (const handler_ops *h : builtin_handlers())
+		built_in += (built_in.empty() ? "" : ", ") + std::string(h->subtype);
+	setup_error e{ENOENT, "no handler for subtype '" + subtype + "' (tcmud's: " + built_in +
+				      ")"};
+	if (subtype == "qcow" || subtype == "zbc" || subtype == "fbo" || subtype == "glfs")
+		e.hint = "'" + subtype + "' is a tcmu-runner handler that tcmud does not serve; "
+			 "keep tcmu-runner for this backstore, or move its data to a file "
+			 "(qemu-img convert -O raw for qcow) and re-create it as user:file";
+	else
+		e.hint = "check the backstore's subtype (targetcli ls /backstores)";
+	return e;
+}
+
+} // namespace
+
 setup_result<void> tcmu_device::open_backstore(ring_origin origin)
 {
 	const handler_ops *handler = find_handler(info_.name.subtype);
 	if (!handler)
-		return setup_error{ENOENT, "no handler for subtype '" + info_.name.subtype + "'"};
+		return unsupported_handler(info_.name.subtype);
 	backstore_config bc;
 	bc.subtype = info_.name.subtype;
 	bc.cfgstring = info_.name.cfgstring;

@@ -165,10 +165,17 @@ TEST_CASE("tcmu.conf: tcmu-runner's numeric log levels map onto ours", "[config]
 		CHECK(p.ok);
 		CHECK(p.config.level == expected[n]);
 	}
-	parsed bad = tcmu_conf("log_level = 6\n");
+	// Above 5 is clamped, as tcmu-runner does (log_level = 7 is common).
+	for (const char *level : {"6", "7", "99"}) {
+		parsed p = tcmu_conf(std::string("log_level = ") + level + "\n");
+		CHECK(p.ok);
+		CHECK(p.config.level == log_level::debug);
+	}
+	parsed bad = tcmu_conf("log_level = -1\n");
 	CHECK_FALSE(bad.ok);
 	REQUIRE(bad.errors.size() == 1);
-	CHECK(bad.errors[0] == "tcmu.conf:1: log_level: \"6\" is not a tcmu-runner level from 0 to 5");
+	CHECK(bad.errors[0] ==
+	      "tcmu.conf:1: log_level: \"-1\" is not a tcmu-runner level (a number, 0 to 5)");
 }
 
 TEST_CASE("tcmu.conf: quoted log_dir is honoured, tcmu-runner's other keys ignored", "[config]")

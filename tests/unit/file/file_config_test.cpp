@@ -89,6 +89,20 @@ TEST_CASE("an unknown option is refused and named", "[file][config]")
 	CHECK(parsed.error().message.find("unknown option 'sync'") != std::string::npos);
 }
 
+TEST_CASE("tcmu-runner's tcmur_cmd_time_out is accepted from saved configurations",
+	  "[file][config]")
+{
+	auto parsed = parse_file_config("/img;tcmur_cmd_time_out=30;direct=1");
+	INFO((parsed ? "" : parsed.error().what()));
+	REQUIRE(parsed);
+	CHECK(parsed->direct);
+	CHECK(parse_file_config("/img;tcmur_cmd_time_out=0"));
+	// Only with seconds: anything else is still an unknown option.
+	CHECK(parse_reason("/img;tcmur_cmd_time_out=soon").find("unknown option") !=
+	      std::string::npos);
+	CHECK(parse_reason("/img;tcmur_cmd_time_out=").find("empty value") != std::string::npos);
+}
+
 TEST_CASE("an option value other than 0 or 1 is refused", "[file][config]")
 {
 	CHECK(parse_reason("/img;direct=yes").find("takes 0 or 1") !=

@@ -72,6 +72,8 @@ TEST_CASE("malformed cfgstrings are refused with the reason", "[rbd][config]")
 	// Unknown options are refused, unlike tcmu-runner (docs/rbd.md).
 	CHECK_THAT(parse_bad("rbd/i;conf_path=/etc/ceph/ceph.conf"),
 		   Catch::Contains("unknown option 'conf_path'"));
+	// tcmu-runner's own option, in saved configurations: accepted.
+	CHECK(parse_rbd_config("rbd/i;tcmur_cmd_time_out=30;osd_op_timeout=10"));
 }
 
 TEST_CASE("check_config also wants a named conf to be readable", "[rbd][config]")
