@@ -208,8 +208,11 @@ setup_result<control_request> parse_request(std::string_view line)
 		req.what = control_request::kind::list;
 	else if (cmd->text == "stats")
 		req.what = control_request::kind::stats;
+	else if (cmd->text == "reload")
+		req.what = control_request::kind::reload;
 	else
-		return setup_error{EINVAL, "unknown command '" + cmd->text + "' (list, stats)"};
+		return setup_error{EINVAL,
+				   "unknown command '" + cmd->text + "' (list, stats, reload)"};
 	for (const auto &[k, val] : v->members) {
 		if (k == "command")
 			continue;
@@ -227,7 +230,9 @@ std::string format_request(const control_request &req)
 {
 	json_writer w;
 	w.begin_object();
-	w.key("command").value(req.what == control_request::kind::list ? "list" : "stats");
+	w.key("command").value(req.what == control_request::kind::list	   ? "list"
+			       : req.what == control_request::kind::stats ? "stats"
+									  : "reload");
 	if (!req.device.empty())
 		w.key("device").value(req.device);
 	w.end_object();
@@ -241,13 +246,22 @@ std::string format_error(std::string_view message)
 	return w.text();
 }
 
-std::string answer(std::string_view line, const report_source &source, uint64_t time_ns)
+std::string answer(std::string_view line, const report_source &source, uint64_t time_ns,
+		   const reload_action &reload)
 {
 	auto req = parse_request(line);
 	if (!req)
 		return format_error(req.error().message);
 	bool with_stats = req->what == control_request::kind::stats;
-	std::vector<device_report> devices = source(with_stats);
+	std::vector<device_report> devices;
+	if (req->what == control_request::kind::reload) {
+		if (!reload)
+			return format_error("this daemon does not reload through its socket");
+		if (std::string refused = reload(); !refused.empty())
+			return format_error(refused);
+	} else {
+		devices = source(with_stats);
+	}
 	if (!req->device.empty()) {
 		std::erase_if(devices, [&](const device_report &d) { return d.name != req->device; });
 		if (devices.empty())

@@ -9,6 +9,9 @@
 //   <- {"ok":true,"time_ns":T,"devices":[{...,"queues":[{"index":0,
 //        "commands":..,"latency":[[bucket,count],..]},..]}]}
 //   <- {"ok":false,"error":"unknown command 'foo'"}
+//   -> {"command":"reload"}                re-read the configuration files
+//   <- {"ok":true,"time_ns":T,"devices":[]}
+//   <- {"ok":false,"error":"configuration not reloaded: FILE:LINE: ..."}
 //
 // time_ns is the daemon's CLOCK_MONOTONIC when the counters were read, so a
 // client computes rates over the daemon's own interval. Latency buckets are
@@ -27,7 +30,7 @@
 namespace tcmud::control {
 
 struct control_request {
-	enum class kind { list, stats };
+	enum class kind { list, stats, reload };
 	kind what = kind::list;
 	std::string device; // stats: empty for every device
 };
@@ -51,13 +54,19 @@ struct device_report {
 // the server. with_stats: fill device_report::queues.
 using report_source = std::function<std::vector<device_report>(bool with_stats)>;
 
+// What "reload" runs, on the server's thread: an empty string when the new
+// configuration is in force, else why it was refused (the running one stays).
+using reload_action = std::function<std::string()>;
+
 // The request a line asks for, or EINVAL and why it is malformed (the
 // message answer() sends back).
 setup_result<control_request> parse_request(std::string_view line);
 std::string format_request(const control_request &req);
 
-// The reply line (without the newline) to one request line.
-std::string answer(std::string_view line, const report_source &source, uint64_t time_ns);
+// The reply line (without the newline) to one request line. Without a
+// reload action, "reload" is refused.
+std::string answer(std::string_view line, const report_source &source, uint64_t time_ns,
+		   const reload_action &reload = {});
 std::string format_error(std::string_view message);
 
 struct control_reply {

@@ -47,6 +47,9 @@ public:
 	// Accepts, reads, answers and writes what is ready; never blocks.
 	void dispatch();
 
+	// What a "reload" request runs (none: it is refused).
+	void on_reload(reload_action action) { reload_ = std::move(action); }
+
 	size_t clients() const { return clients_.size(); }
 	const std::string &path() const { return path_; }
 
@@ -70,6 +73,7 @@ private:
 
 	std::string path_;
 	report_source source_;
+	reload_action reload_;
 	server_limits limits_;
 	unique_fd epoll_;
 	unique_fd listener_;

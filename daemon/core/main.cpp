@@ -78,14 +78,17 @@ settings resolve(const daemon_config &c)
 }
 
 // Reads the files and merges the command line over them. False (with every
-// problem logged as file:line) if a file is invalid.
-bool load_settings(const options &o, settings &out)
+// problem logged as file:line, and appended to *problems when given) if a
+// file is invalid.
+bool load_settings(const options &o, settings &out, std::vector<std::string> *problems = nullptr)
 {
 	daemon_config cfg;
 	std::vector<std::string> errors;
 	bool ok = load_daemon_config(o.paths, &cfg, &errors);
 	for (const std::string &e : errors)
 		log_error("", "%s", e.c_str());
+	if (problems)
+		problems->insert(problems->end(), errors.begin(), errors.end());
 	if (!ok)
 		return false;
 	cfg.merge_from(o.cli);
@@ -295,15 +298,18 @@ int handle_event(device_registry &devices, const tcmu_netlink_event &ev)
 	return -EINVAL;
 }
 
-// SIGHUP: re-read the files. Logging changes at once; slot and ring sizes
-// and queue placement apply to devices added from now on (a running queue
-// keeps its rings). An invalid file changes nothing: I/O never stops for a
-// typo.
-void reload(const options &o, settings &current, device_registry &devices)
+// SIGHUP or tcmudctl reload: re-read the files. Logging changes at once;
+// slot and ring sizes and queue placement apply to devices added from now on
+// (a running queue keeps its rings). An invalid file changes nothing: I/O
+// never stops for a typo. Returns "" when the new configuration is in force,
+// else why not (what `tcmudctl reload`, and so `systemctl reload`, reports).
+std::string reload(const options &o, settings &current, device_registry &devices)
 {
 	sd_notify_state("RELOADING=1");
 	settings next;
-	if (load_settings(o, next)) {
+	std::vector<std::string> problems;
+	std::string refused;
+	if (load_settings(o, next, &problems)) {
 		apply_logging(next);
 		apply_copy_groups(next);
 		if (next.dbus != current.dbus)
@@ -319,8 +325,13 @@ void reload(const options &o, settings &current, device_registry &devices)
 			 current.device.uring_entries);
 	} else {
 		log_error("", "configuration not reloaded; keeping the running one");
+		refused = "configuration not reloaded (the running one stays):";
+		for (const std::string &p : problems)
+			refused += " " + p + ";";
+		refused.pop_back();
 	}
 	sd_notify_state("READY=1");
+	return refused;
 }
 
 // The watchdog's test hook: with TCMUD_TEST_HOOKS=1 in the environment,
@@ -386,7 +397,7 @@ size_t open_netlink_and_scan(device_registry &devices, services &sv)
 }
 
 // D-Bus for targetcli and the control socket for tcmudctl, as configured.
-void open_control_plane(const settings &s, device_registry &devices, services &sv)
+void open_control_plane(const options &o, settings &s, device_registry &devices, services &sv)
 {
 	if (s.dbus) {
 		auto started = dbus_service::start(builtin_handlers());
@@ -401,8 +412,12 @@ void open_control_plane(const settings &s, device_registry &devices, services &s
 			s.control_socket,
 			[&devices](bool with_stats) { return device_reports(devices, with_stats); });
 		// Statistics are not worth refusing I/O over.
-		if (opened)
+		if (opened) {
 			sv.control = std::move(*opened);
+			// Served on this (the control) thread, as SIGHUP is.
+			sv.control->on_reload(
+				[&o, &s, &devices] { return reload(o, s, devices); });
+		}
 		else
 			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",
 				 opened.error().what().c_str());
@@ -417,7 +432,7 @@ bool handle_signal(int sfd, const options &o, settings &s, device_registry &devi
 		return false;
 	switch (si.ssi_signo) {
 	case SIGHUP:
-		reload(o, s, devices);
+		(void)reload(o, s, devices);
 		return false;
 	case SIGUSR1:
 		stall_first_queues_for_test(devices);
@@ -484,7 +499,7 @@ int serve(const options &o, settings s)
 	device_registry devices(roots, s.device);
 	services sv;
 	size_t n = open_netlink_and_scan(devices, sv);
-	open_control_plane(s, devices, sv);
+	open_control_plane(o, s, devices, sv);
 	log_info("", "tcmud %s ready, serving %zu device(s)", TCMUD_VERSION, n);
 	sd_notify_state("READY=1");
 

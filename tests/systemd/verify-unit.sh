@@ -3,16 +3,21 @@
 # Checks systemd/tcmud.service the way systemd itself reads it, offline:
 # `systemd-analyze verify` on the unit as meson configures it (ExecStart
 # pointed at the tcmud just built, so the check that the binary exists is a
-# real one). systemd-analyze exits 0 even for a directive it ignores, so any
+# real one; ExecReload at the tcmudctl just built). systemd-analyze exits 0
+# even for a directive it ignores, so any
 # line it prints fails the test: a misspelt key or value would otherwise
 # silently drop hardening or change the service type.
-#   verify-unit.sh UNIT_TEMPLATE TCMUD_BINARY
+#   verify-unit.sh UNIT_TEMPLATE TCMUD_BINARY TCMUDCTL_BINARY
 set -euo pipefail
-template=$1 tcmud=$2
+template=$1 tcmud=$2 tcmudctl=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-sed "s|@SBINDIR@/tcmud|$tcmud|" "$template" > "$dir/tcmud.service"
+sed -e "s|@SBINDIR@/tcmudctl |$tcmudctl |" -e "s|@SBINDIR@/tcmud\$|$tcmud|" "$template" > "$dir/tcmud.service"
 grep -q "^ExecStart=$tcmud\$" "$dir/tcmud.service" || { echo "no ExecStart=@SBINDIR@/tcmud in $template"; exit 1; }
+# A refused configuration must fail `systemctl reload`: tcmudctl reload
+# waits for the daemon's answer (a bare kill -HUP always succeeds).
+grep -q "^ExecReload=$tcmudctl reload " "$dir/tcmud.service" ||
+	{ echo "no ExecReload=@SBINDIR@/tcmudctl reload in $template"; exit 1; }
 out=$(cd "$dir" && systemd-analyze verify --man=no ./tcmud.service 2>&1) || {
 	echo "$out"; echo "systemd-analyze verify failed"; exit 1; }
 if [ -n "$out" ]; then

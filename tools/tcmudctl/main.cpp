@@ -4,6 +4,7 @@
 //   tcmudctl [--socket PATH] list [--json]
 //   tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]
 //   tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]
+//   tcmudctl [--socket PATH] reload [--pid PID]
 //
 // Statistics are counters in the daemon; rates come from two snapshots taken
 // --interval seconds apart (the daemon's clock), so one report costs one
@@ -34,6 +35,7 @@ struct args {
 	long count = 1; // 0: until interrupted
 	bool json = false;
 	std::string textfile;
+	long pid = 0; // reload: SIGHUP this pid when the socket is not there
 };
 
 void usage(FILE *out)
@@ -42,12 +44,15 @@ void usage(FILE *out)
 		"usage: tcmudctl [--socket PATH] list [--json]\n"
 		"       tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]\n"
 		"       tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]\n"
+		"       tcmudctl [--socket PATH] reload [--pid PID]\n"
 		"  -s, --socket PATH    tcmud's control socket (default %s)\n"
 		"  -i, --interval S     seconds between the two snapshots of a report (default 1)\n"
 		"  -c, --count N        reports to print, 0 for until interrupted (default 1)\n"
 		"  -j, --json           one JSON object per line\n"
 		"  -t, --textfile PATH  metrics: write PATH (atomically, for node_exporter's\n"
 		"                       textfile collector) every --interval S, --count times\n"
+		"  -p, --pid PID        reload: when the socket is not there (control_socket\n"
+		"                       = none), send PID SIGHUP instead (result: the log)\n"
 		"  -h, --help           this text\n",
 		control::default_socket_path);
 }
@@ -61,13 +66,14 @@ int parse_args(int argc, char **argv, args &a)
 		{"count", required_argument, nullptr, 'c'},
 		{"json", no_argument, nullptr, 'j'},
 		{"textfile", required_argument, nullptr, 't'},
+		{"pid", required_argument, nullptr, 'p'},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
 	int c;
 	char *end = nullptr;
 	// '+' would stop at the first operand; options may follow the command.
-	while ((c = getopt_long(argc, argv, "s:i:c:jt:h", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:c:jt:p:h", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 's': a.socket = optarg; break;
 		case 'i':
@@ -88,6 +94,14 @@ int parse_args(int argc, char **argv, args &a)
 			break;
 		case 'j': a.json = true; break;
 		case 't': a.textfile = optarg; break;
+		case 'p':
+			errno = 0;
+			a.pid = std::strtol(optarg, &end, 10);
+			if (errno || *end || a.pid <= 1) {
+				std::fprintf(stderr, "tcmudctl: --pid wants a process id\n");
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
@@ -100,8 +114,13 @@ int parse_args(int argc, char **argv, args &a)
 	if (a.command == "stats" && optind < argc)
 		a.device = argv[optind++];
 	if (optind != argc ||
-	    (a.command != "list" && a.command != "stats" && a.command != "metrics")) {
+	    (a.command != "list" && a.command != "stats" && a.command != "metrics" &&
+	     a.command != "reload")) {
 		usage(stderr);
+		return 2;
+	}
+	if (a.pid && a.command != "reload") {
+		std::fprintf(stderr, "tcmudctl: --pid goes with reload only\n");
 		return 2;
 	}
 	if (!a.textfile.empty() && (a.command != "metrics" || a.textfile[0] != '/')) {
@@ -211,6 +230,35 @@ int run_metrics(control::control_client &client, const args &a)
 	return 0;
 }
 
+// Asks the daemon to re-read its configuration and says whether it did:
+// exit 0 only when the new configuration is in force. systemd's ExecReload,
+// so a refused file fails `systemctl reload tcmud` with the reason.
+int run_reload(control::control_client &client)
+{
+	control::control_request req{control::control_request::kind::reload, {}};
+	// Reading two small files: quick, but the control thread may be busy
+	// taking a device over (up to the 30 s holder wait).
+	auto line = client.request_line(control::format_request(req), 60000);
+	if (!line)
+		return fail(line.error());
+	auto reply = control::parse_reply(*line);
+	if (!reply)
+		return fail(reply.error());
+	std::printf("tcmud: configuration reloaded\n");
+	return 0;
+}
+
+// No socket to ask (control_socket = none, or a daemon that predates
+// reload over the socket): SIGHUP, whose result only the log has.
+int reload_by_signal(long pid, const setup_error &why)
+{
+	if (kill(pid_t(pid), SIGHUP) < 0)
+		return fail(setup_error{errno, "cannot send SIGHUP to " + std::to_string(pid)});
+	std::fprintf(stderr, "tcmudctl: %s; sent SIGHUP to %ld instead: whether the "
+		     "configuration was taken is in tcmud's log\n", why.what().c_str(), pid);
+	return 0;
+}
+
 } // namespace
 } // namespace tcmud::ctl
 
@@ -223,8 +271,14 @@ int main(int argc, char **argv)
 	// A closed pipe (tcmudctl stats | head) ends us quietly.
 	signal(SIGPIPE, SIG_DFL);
 	tcmud::control::control_client client;
-	if (auto connected = client.connect(a.socket); !connected)
+	if (auto connected = client.connect(a.socket); !connected) {
+		int err = connected.error().error;
+		if (a.command == "reload" && a.pid && (err == ENOENT || err == ECONNREFUSED))
+			return tcmud::ctl::reload_by_signal(a.pid, connected.error());
 		return tcmud::ctl::fail(connected.error());
+	}
+	if (a.command == "reload")
+		return tcmud::ctl::run_reload(client);
 	if (a.command == "list")
 		return tcmud::ctl::run_list(client, a);
 	if (a.command == "metrics")

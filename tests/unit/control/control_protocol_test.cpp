@@ -75,7 +75,12 @@ TEST_CASE("protocol: requests parse; unknown commands and malformed requests get
 	REQUIRE(s->device == "lun0");
 
 	REQUIRE(refused(parse_request(R"({"command":"reboot"})"), err));
-	REQUIRE(err == "unknown command 'reboot' (list, stats)");
+	REQUIRE(err == "unknown command 'reboot' (list, stats, reload)");
+	auto r = parse_request(R"({"command":"reload"})");
+	REQUIRE(r);
+	REQUIRE(r->what == control_request::kind::reload);
+	REQUIRE(parse_request(format_request(*r))->what == control_request::kind::reload);
+	REQUIRE(refused(parse_request(R"({"command":"reload","device":"lun0"})"), err));
 	REQUIRE(refused(parse_request("list"), err));
 	REQUIRE(err.find("malformed request") == 0);
 	REQUIRE(refused(parse_request("[1]"), err));
@@ -200,6 +205,31 @@ TEST_CASE("protocol: list has no queues; a device filter picks one or says there
 	REQUIRE(err == "no device named 'nope'");
 	REQUIRE(refused(parse_reply(answer("{{{", two_devices(), 1)), err));
 	REQUIRE(err.find("malformed request") == 0);
+}
+
+TEST_CASE("protocol: reload says whether the new configuration is in force")
+{
+	std::string err;
+	int runs = 0;
+	reload_action taken = [&] { ++runs; return std::string(); };
+	auto ok = parse_reply(answer(R"({"command":"reload"})", two_devices(), 7, taken));
+	REQUIRE(ok);
+	CHECK(ok->devices.empty());
+	CHECK(runs == 1);
+	reload_action refused_file = [] {
+		return std::string("configuration not reloaded (the running one stays): "
+				   "/etc/tcmud/tcmud.conf:2: max_in_flight: \"0\" is not a number");
+	};
+	REQUIRE(refused(parse_reply(answer(R"({"command":"reload"})", two_devices(), 7,
+					   refused_file)),
+			err));
+	CHECK(err.find("tcmud.conf:2: max_in_flight") != std::string::npos);
+	// A server that offers no reload says so rather than pretending.
+	REQUIRE(refused(parse_reply(answer(R"({"command":"reload"})", two_devices(), 7)), err));
+	CHECK(err == "this daemon does not reload through its socket");
+	// Other requests never run it.
+	(void)answer(R"({"command":"list"})", two_devices(), 7, taken);
+	CHECK(runs == 1);
 }
 
 TEST_CASE("protocol: a reply that is not what the daemon sends is refused")

@@ -198,7 +198,7 @@ TEST_CASE("control socket: an unknown command and a malformed line get error rep
 	int fd = raw_connect(dir.sock());
 	std::string req = "{\"command\":\"frobnicate\"}\nnot json\n{\"command\":\"list\"}\n";
 	REQUIRE(write(fd, req.data(), req.size()) == ssize_t(req.size()));
-	CHECK(read_line(fd) == R"j({"ok":false,"error":"unknown command 'frobnicate' (list, stats)"})j");
+	CHECK(read_line(fd) == R"j({"ok":false,"error":"unknown command 'frobnicate' (list, stats, reload)"})j");
 	CHECK(read_line(fd).find(R"({"ok":false,"error":"malformed request (at byte 0)") == 0);
 	CHECK(read_line(fd).find(R"({"ok":true,"time_ns":)") == 0);
 	close(fd);

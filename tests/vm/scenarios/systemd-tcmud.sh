@@ -78,6 +78,18 @@ EOT
 	printf 'max_in_flight = 0\n' > $STATE/bad.conf
 	/usr/sbin/tcmud --check-config $STATE/bad.conf > $STATE/check.out 2>&1 && fail "--check-config passed a bad file"
 	expect_match "$(cat $STATE/check.out)" "bad.conf:1: max_in_flight" "--check-config on a bad file"
+	# A refused reload fails `systemctl reload`, with the reason in the
+	# journal, and the daemon runs on; a good one succeeds.
+	conf=/etc/tcmud/tcmud.conf
+	cp $conf $STATE/tcmud.conf.saved
+	echo "max_in_flight = 0" >> $conf
+	systemctl reload tcmud > $STATE/reload.out 2>&1 && fail "systemctl reload passed with a refused $conf"
+	wait_journal "tcmudctl: configuration not reloaded \\(the running one stays\\): $conf:[0-9]+: max_in_flight" 1
+	expect_eq "$(tcmud_pid)" "$pid" "tcmud after a refused reload"
+	expect_eq "$(systemctl is-active tcmud)" active "tcmud after a refused reload"
+	cp $STATE/tcmud.conf.saved $conf
+	systemctl reload tcmud || fail "systemctl reload with the original $conf"
+	log "refused reload: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'tcmudctl: configuration not reloaded')"
 	# journald has the per-device lines (the device's own prefix).
 	wait_journal 'file/disk0: ' 1
 	log "journal: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'file/disk0: ')"
