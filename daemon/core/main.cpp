@@ -8,6 +8,7 @@
 #include "netlink/tcmu_genl_abi.h"
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ struct options {
 	daemon_config cli;
 	config_paths paths;
 	bool check_config = false; // --check-config: read the files, touch nothing
+	size_t nofile = 0;         // -f N (tcmu-runner's): RLIMIT_NOFILE to N
 };
 
 // What the daemon runs with: defaults, then tcmu.conf, tcmud.conf, options.
@@ -137,6 +139,11 @@ void usage(FILE *out)
 		"                            none: no socket)\n"
 		"      --check-config [FILE] check FILE (default: the files above) and exit:\n"
 		"                            0 valid, 1 not; touches no device\n"
+		"  tcmu-runner's, for existing unit overrides and scripts:\n"
+		"  -d, --debug               --log-level debug\n"
+		"      --tcmu-log-dir DIR    --log-dir DIR (so is -l DIR: an absolute path)\n"
+		"  -f, --nofile N            raise RLIMIT_NOFILE to N\n"
+		"      --handler-path DIR    accepted and ignored: handlers are built in\n"
 		"  -h, --help                this text\n"
 		"  -V, --version             print the version\n"
 		"tcmud.conf only: max_transfer_kb (default %u)\n"
@@ -164,32 +171,58 @@ int parse_args(int argc, char **argv, options &o)
 	static const option longopts[] = {
 		{"config", required_argument, nullptr, 'c'},
 		{"log-level", required_argument, nullptr, 'l'},
-		{"log-dir", required_argument, nullptr, 'd'},
+		{"log-dir", required_argument, nullptr, 'L'},
 		{"no-dbus", no_argument, nullptr, 'n'},
 		{"control-socket", required_argument, nullptr, 'S'},
 		{"max-in-flight", required_argument, nullptr, 'm'},
 		{"uring-entries", required_argument, nullptr, 'u'},
 		{"queue-cpus", required_argument, nullptr, 'q'},
 		{"check-config", no_argument, nullptr, 'C'},
+		{"debug", no_argument, nullptr, 'd'},
+		{"tcmu-log-dir", required_argument, nullptr, 'L'},
+		{"nofile", required_argument, nullptr, 'f'},
+		{"handler-path", required_argument, nullptr, 'H'},
 		{"help", no_argument, nullptr, 'h'},
 		{"version", no_argument, nullptr, 'V'},
 		{},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "c:l:hV", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:l:df:hV", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 'c':
 			o.paths.tcmud_conf = optarg;
 			o.paths.tcmud_conf_required = true;
 			break;
 		case 'l':
+			// tcmu-runner's -l is its log directory; a level is
+			// never an absolute path, so both meanings fit.
+			if (optarg[0] == '/') {
+				o.cli.log_dir = optarg;
+				break;
+			}
 			o.cli.level = parse_log_level(optarg);
 			if (!o.cli.level) {
-				std::fprintf(stderr, "tcmud: unknown log level '%s'\n", optarg);
+				std::fprintf(stderr, "tcmud: unknown log level '%s' (or, as "
+					     "tcmu-runner's -l, an absolute log directory)\n", optarg);
 				return 2;
 			}
 			break;
-		case 'd': o.cli.log_dir = optarg; break;
+		case 'd': o.cli.level = log_level::debug; break;
+		case 'L': o.cli.log_dir = optarg; break;
+		case 'f': {
+			auto n = parse_count(optarg, 64, 1 << 30);
+			if (!n) {
+				std::fprintf(stderr, "tcmud: --nofile wants a number of files, "
+					     "64..%d\n", 1 << 30);
+				return 2;
+			}
+			o.nofile = *n;
+			break;
+		}
+		case 'H':
+			std::fprintf(stderr, "tcmud: --handler-path %s ignored: tcmud's handlers "
+				     "are built in\n", optarg);
+			break;
 		case 'n': o.cli.dbus = false; break;
 		case 'S':
 			if (auto checked = check_control_socket(optarg); !checked) {
@@ -255,6 +288,12 @@ int check_config_only(const options &o)
 	}
 	std::printf("tcmud: %s: valid (with %s's log settings where it has them)\n",
 		    o.paths.tcmud_conf.c_str(), o.paths.tcmu_conf.c_str());
+	// What a daemon started with these options would run with.
+	std::string_view level = log_level_name(s.level);
+	std::printf("log_level = %.*s\nlog_dir = %s\ncontrol_socket = %s\ndbus = %s\n"
+		    "max_in_flight = %zu\nuring_entries = %u\n",
+		    int(level.size()), level.data(), s.log_dir.c_str(), s.control_socket.c_str(),
+		    s.dbus ? "true" : "false", s.device.max_in_flight, s.device.uring_entries);
 	return 0;
 }
 
@@ -523,8 +562,16 @@ int main(int argc, char **argv)
 	int rc = tcmud::parse_args(argc, argv, o);
 	if (rc)
 		return rc == 1 ? 0 : 2;
+	// tcmu-runner's TCMU_LOGDIR: under the command line, over the files.
+	if (const char *dir = getenv("TCMU_LOGDIR"); dir && *dir && !o.cli.log_dir)
+		o.cli.log_dir = dir;
 	if (o.check_config)
 		return tcmud::check_config_only(o);
+	if (o.nofile) {
+		rlimit lim{rlim_t(o.nofile), rlim_t(o.nofile)};
+		if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+			std::fprintf(stderr, "tcmud: --nofile %zu: %s\n", o.nofile, strerror(errno));
+	}
 	tcmud::settings s;
 	if (!tcmud::load_settings(o, s))
 		return 2;
