@@ -83,11 +83,15 @@ EOT
 	conf=/etc/tcmud/tcmud.conf
 	cp $conf $STATE/tcmud.conf.saved
 	echo "max_in_flight = 0" >> $conf
-	systemctl reload tcmud > $STATE/reload.out 2>&1 && fail "systemctl reload passed with a refused $conf"
+	reload_rc=0
+	systemctl reload tcmud > $STATE/reload.out 2>&1 || reload_rc=$?
+	# Put the file back first: a failure here must not leave the later
+	# scenarios a daemon that refuses to start.
+	cp $STATE/tcmud.conf.saved $conf
+	[ $reload_rc != 0 ] || fail "systemctl reload passed with a refused $conf"
 	wait_journal "tcmudctl: configuration not reloaded \\(the running one stays\\): $conf:[0-9]+: max_in_flight" 1
 	expect_eq "$(tcmud_pid)" "$pid" "tcmud after a refused reload"
 	expect_eq "$(systemctl is-active tcmud)" active "tcmud after a refused reload"
-	cp $STATE/tcmud.conf.saved $conf
 	systemctl reload tcmud || fail "systemctl reload with the original $conf"
 	log "refused reload: $(journalctl -b -u tcmud -o cat --no-pager | grep -m1 'tcmudctl: configuration not reloaded')"
 	# journald has the per-device lines (the device's own prefix).
