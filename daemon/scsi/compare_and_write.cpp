@@ -25,7 +25,6 @@ namespace tcmud::scsi {
 
 namespace {
 
-constexpr uint8_t FUA_BIT = 0x08;
 
 void finish_miscompare(command &cmd, uint64_t offset)
 {
@@ -56,7 +55,7 @@ command_task emulate_compare_and_write(command &cmd)
 	uint64_t bytes = uint64_t{blocks} * lu.block_size();
 	if (!check_data_length(cmd, 2 * bytes))
 		co_return;
-	bool fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	bool fua = write_through(cmd, lu.write_cache_enabled());
 	uint64_t offset = lba * lu.block_size();
 
 	if (lu.caps().compare_and_write) {

@@ -115,6 +115,18 @@ inline lba_fields decode_lba_fields(std::span<const uint8_t> cdb)
 	return f;
 }
 
+// FUA, byte 1 of every block command that has it (READ/WRITE 10, 12, 16,
+// WRITE ATOMIC, ORWRITE, COMPARE AND WRITE; the 6-byte forms have none).
+inline constexpr uint8_t CDB_FUA = 0x08;
+
+// Whether a write must be on the medium before GOOD: the CDB's FUA, or the
+// write cache off (SBC-4: with WCE = 0 every write is forced unit access).
+inline bool write_through(const command &cmd, bool write_cache_enabled)
+{
+	std::span<const uint8_t> cdb = cmd.cdb();
+	return ((cdb[0] >> 5) != 0 && (cdb[1] & CDB_FUA)) || !write_cache_enabled;
+}
+
 // Each of these finishes the command with the matching sense and returns
 // false when the check fails.
 bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks);

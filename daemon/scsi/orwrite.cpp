@@ -16,7 +16,6 @@ namespace tcmud::scsi {
 
 namespace {
 
-constexpr uint8_t FUA_BIT = 0x08;
 constexpr uint64_t CHUNK_BYTES = 128 * 1024;
 
 } // namespace
@@ -33,7 +32,7 @@ command_task emulate_orwrite(command &cmd)
 	uint32_t bs = cmd.lu().block_size();
 	if (!check_data_length(cmd, uint64_t{f.blocks} * bs))
 		co_return;
-	bool fua = (cmd.cdb()[1] & FUA_BIT) || !cmd.lu().write_cache_enabled();
+	bool fua = write_through(cmd, cmd.lu().write_cache_enabled());
 
 	co_await lock_exclusive(cmd, f.lba, f.blocks);
 	uint64_t chunk_limit = std::max<uint64_t>(1, CHUNK_BYTES / bs);

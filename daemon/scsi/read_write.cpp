@@ -12,7 +12,6 @@ namespace tcmud::scsi {
 
 namespace {
 
-constexpr uint8_t FUA_BIT = 0x08;  // byte 1 of the 10/12/16-byte CDBs
 
 // Decodes and checks LBA, length and buffer. Returns false if the command
 // is already finished (an error, or a zero-length transfer).
@@ -151,11 +150,7 @@ void emulate_write(command &cmd, int64_t)
 {
 	if (!prepare_transfer(cmd))
 		return;
-	std::span<const uint8_t> cdb = cmd.cdb();
-	// WRITE(6) has no FUA bit. With the write cache off every write is
-	// forced unit access (SBC-4: WCE = 0 means GOOD only once on medium).
-	bool fua = cdb[0] != WRITE_6 && (cdb[1] & FUA_BIT);
-	cmd.work().fua = fua || !cmd.lu().write_cache_enabled();
+	cmd.work().fua = write_through(cmd, cmd.lu().write_cache_enabled());
 	take_write_lock(cmd, cmd.work().lba, cmd.work().blocks, write_locked);
 }
 
@@ -195,9 +190,7 @@ bool execute_read_write_fused(command &cmd, bool write)
 		cmd.submit_fused(read_fused_done, read_done);
 		return true;
 	}
-	std::span<const uint8_t> cdb = cmd.cdb();
-	bool fua = cdb[0] != WRITE_6 && (cdb[1] & FUA_BIT);
-	w.fua = fua || !lu.write_cache_enabled();
+	w.fua = write_through(cmd, lu.write_cache_enabled());
 	io.op = block_op::write;
 	io.fua = w.fua;
 	w.locked = true;

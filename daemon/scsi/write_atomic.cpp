@@ -21,7 +21,6 @@ namespace tcmud::scsi {
 
 namespace {
 
-constexpr uint8_t FUA_BIT = 0x08;
 
 // Whether the backstore's own atomic write covers this request.
 bool backstore_atomic(const backstore_caps &caps, uint64_t offset, uint64_t bytes)
@@ -73,7 +72,7 @@ command_task emulate_write_atomic(command &cmd)
 	uint64_t bytes = uint64_t{blocks} * lu.block_size();
 	if (!check_data_length(cmd, bytes))
 		co_return;
-	bool fua = (cdb[1] & FUA_BIT) || !lu.write_cache_enabled();
+	bool fua = write_through(cmd, lu.write_cache_enabled());
 
 	// Announced before the range is taken and anything is written, so a
 	// READ that starts from now on takes the lock, and one already running
