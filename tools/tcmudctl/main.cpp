@@ -242,8 +242,11 @@ int run_reload(control::control_client &client)
 	if (!line)
 		return fail(line.error());
 	auto reply = control::parse_reply(*line);
-	if (!reply)
-		return fail(reply.error());
+	if (!reply) {
+		// The daemon's own sentence (FILE:LINE: ...), not an errno's.
+		std::fprintf(stderr, "tcmudctl: %s\n", reply.error().message.c_str());
+		return 1;
+	}
 	std::printf("tcmud: configuration reloaded\n");
 	return 0;
 }
