@@ -20,6 +20,10 @@ for d in "linux-headers-$KVER" "linux-headers-${KVER%-*}-common"; do
 	ln -sfn "$KROOT/usr/src/$d" "/usr/src/$d"
 done
 [ -e "/lib/modules/$KVER/build/include" ] || fail "no headers at /lib/modules/$KVER/build"
+# linux-source-6.12 of the same upload, as apt leaves it after a kernel
+# update (the package depends on it; dkms-prepare.sh reads the tarball).
+series=$(echo "$KVER" | cut -d. -f1,2)
+ln -sfn "$KROOT/usr/src/linux-source-$series.tar.xz" "/usr/src/linux-source-$series.tar.xz"
 # The package's postinst builds for the running kernel and the newest in
 # /lib/modules; the host's running kernel is not the pinned one.
 echo 'autoinstall_all_kernels="yes"' >> /etc/dkms/framework.conf
@@ -61,6 +65,17 @@ if dkms build -m $name -v "${mv#*/}" -k $other --kernelsourcedir "/lib/modules/$
 	fail "dkms built for $other despite BUILD_EXCLUSIVE_KERNEL"
 fi
 log "refused another kernel: $(grep -m1 -i 'exclusive\|not supported\|excluded' /tmp/other.log || tail -n1 /tmp/other.log)"
+# A 6.12 kernel whose source is not the installed linux-source-6.12 (an
+# update of the one without the other): refused by dkms-prepare.sh, saying
+# which versions disagree.
+other="6.12.999+deb12-amd64"
+if dkms build -m $name -v "${mv#*/}" -k $other --kernelsourcedir "/lib/modules/$KVER/build" \
+	> /tmp/other.log 2>&1; then
+	fail "dkms built for $other with the source of $KVER"
+fi
+grep -q "is Linux ${KVER%%+*}, not 6.12.999" /tmp/other.log /var/lib/dkms/$name/*/build/make.log 2>/dev/null ||
+	{ cat /tmp/other.log >&2; fail "the refusal for $other does not say which versions disagree"; }
+log "refused $other: $(grep -h -m1 'is Linux' /tmp/other.log /var/lib/dkms/$name/*/build/make.log 2>/dev/null | head -n1)"
 
 dpkg -L tcmud-dkms | sort > /tmp/dkms-files
 apt_local remove tcmud-dkms > /tmp/apt-remove.log 2>&1 ||

@@ -18,13 +18,23 @@
 #   tests/vm/run --kmod OUTDIR kmod-uio-generic kmod-mq-fio
 # Loading them and serving I/O is tests/vm/scenarios/systemd-tcmud-dkms.
 #
-#   kmod/dkms-check.sh DEBDIR [OUTDIR]     (as root; DEBDIR from scripts/build-debs.sh)
+#   kmod/dkms-check.sh [--newest] DEBDIR [OUTDIR]   (as root; DEBDIR from
+#                                                 scripts/build-debs.sh)
+# --newest: against the newest 6.12 upload (kernel.pin's
+# TCMUD_KERNEL_NEWEST_*) instead of the pinned one, with that upload's
+# linux-source-6.12 tarball in the overlay's /usr/src, as after a kernel
+# update.
 #
 # Exits 77 where it cannot run (not root, no dkms, no mount namespace).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
+newest=0
+if [ "${1:-}" = --newest ]; then
+	newest=1
+	shift
+fi
 debs=$(realpath "${1:?usage: $0 DEBDIR [OUTDIR]}")
 out=${2:+$(realpath -m "$2")}
 log() { echo "dkms-check: $*" >&2; }
@@ -36,10 +46,19 @@ deb=$(ls "$debs"/tcmud-dkms_*_all.deb 2> /dev/null) || fail "no $debs/tcmud-dkms
 command -v dkms > /dev/null || skip "no dkms (scripts/install-deps.sh)"
 if [ -z "${TCMUD_DKMS_CHECK_NS:-}" ]; then
 	# Every mount below dies with this namespace.
-	TCMUD_DKMS_CHECK_NS=1 exec unshare -m --propagation private "$0" "$@" ||
+	again=()
+	[ $newest = 0 ] || again=(--newest)
+	TCMUD_DKMS_CHECK_NS=1 exec unshare -m --propagation private "$0" "${again[@]}" "$@" ||
 		skip "no private mount namespace here"
 fi
-eval "$("$top/scripts/kernel-cache.sh")"
+if [ $newest = 1 ]; then
+	# shellcheck source=../scripts/kernel.pin
+	. "$top/scripts/kernel.pin"
+	eval "$("$top/scripts/kernel-cache.sh" "$TCMUD_KERNEL_NEWEST_ABI" \
+		"$TCMUD_KERNEL_NEWEST_DEB_VERSION")"
+else
+	eval "$("$top/scripts/kernel-cache.sh")"
+fi
 : "${TCMUD_KERNEL_ROOT:?}" "${TCMUD_KERNEL_ABI:?}"
 kver=$TCMUD_KERNEL_ABI
 

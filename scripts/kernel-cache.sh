@@ -13,8 +13,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=kernel.pin
 . "$here/kernel.pin"
-abi=$TCMUD_KERNEL_ABI
-ver=$TCMUD_KERNEL_DEB_VERSION
+# Another upload than the pinned one (the newest 6.12, for the DKMS check):
+#   scripts/kernel-cache.sh ABI DEB_VERSION
+abi=${1:-$TCMUD_KERNEL_ABI}
+ver=${2:-$TCMUD_KERNEL_DEB_VERSION}
 base=${abi%-amd64}                 # 6.12.117+deb12
 series=$(echo "$abi" | cut -d. -f1,2)  # 6.12
 cache=${TCMUD_CACHE:-/var/cache/tcmud}
@@ -24,11 +26,18 @@ root=$dir/root
 log() { echo "kernel-cache: $*" >&2; }
 
 fetch_and_unpack() {
+	# The 6.12 backport uploads have a kbuild per ABI; Debian 12's own 6.1
+	# one per series (linux-kbuild-6.1).
+	local kbuild=linux-kbuild-$base
+	case $base in
+	*+*) ;;
+	*) kbuild=linux-kbuild-$series ;;
+	esac
 	local pkgs=(
 		"linux-image-$abi-unsigned=$ver"
 		"linux-headers-$abi=$ver"
 		"linux-headers-$base-common=$ver"
-		"linux-kbuild-$base=$ver"
+		"$kbuild=$ver"
 		"linux-source-$series=$ver"
 	)
 	rm -rf "$dir.tmp"

@@ -140,13 +140,16 @@ run_vm_suite() {
 		skip) skipped=$((skipped + 1)) ;;
 		*)
 			why=$(grep -m1 -o 'FAIL:.*' "$out/$name.log" 2>/dev/null | cut -c1-120)
-			failed_one "$name${why:+ ($why)}" ;;
+			failed_one "$(basename "$list" .list)/$name${why:+ ($why)}" ;;
 		esac
 	done
 }
 
 run_vm_suite tests/vm/stock.list
 stage "VM stock boot"
+# The stock-ring path on Debian 12's default kernel, 6.1 (a subset).
+run_vm_suite tests/vm/stock-6.1.list --kernel 6.1
+stage "VM 6.1 boot"
 # The rbd backstore against a one-node Ceph that this boot brings up on the
 # host (scripts/ceph-testbed.sh, bluestore: the OSD restarts under I/O keep
 # the data); its bring-up times are printed and kept in the run's out dir.
@@ -172,13 +175,17 @@ if scripts/build-debs.sh "$build/debs"; then
 	passed=$((passed + 1))
 	# tcmud-dkms installed with apt in an overlay of this machine's root
 	# against the pinned kernel (minutes faster than the guest's TCG build).
-	rc=0
-	kmod/dkms-check.sh "$build/debs" || rc=$?
-	case $rc in
-	0) passed=$((passed + 1)) ;;
-	77) skipped=$((skipped + 1)) ;;
-	*) echo "kmod/dkms-check.sh failed"; failed_one dkms-check ;;
-	esac
+	# Then against the newest 6.12 upload, with its linux-source, as after
+	# a kernel update (the modules rebuilt by DKMS).
+	for which in "" --newest; do
+		rc=0
+		kmod/dkms-check.sh $which "$build/debs" || rc=$?
+		case $rc in
+		0) passed=$((passed + 1)) ;;
+		77) skipped=$((skipped + 1)) ;;
+		*) echo "kmod/dkms-check.sh $which failed"; failed_one "dkms-check$which" ;;
+		esac
+	done
 	# apt and targetcli are minutes each under TCG on a loaded machine.
 	# The Ceph test bed (memstore: only systemd-tcmud-rbd uses it) where the
 	# host can run it; without it that scenario skips, the others run.

@@ -41,7 +41,9 @@ grep -q '^log_dir = /cli$' <<< "$out" || { echo "FAIL --log-dir over TCMU_LOGDIR
 printf 'log_level = info\nmax_in_flight = 0\n' > "$dir/bad.conf"
 out=$("$tcmud" --check-config "$dir/bad.conf" 2>&1)
 rc=$?
-[ $rc = 1 ] && grep -q "bad.conf:2: max_in_flight" <<< "$out" ||
-	{ echo "FAIL --check-config on a bad file (exit $rc): $out"; failures=$((failures + 1)); }
+if [ $rc != 1 ] || ! grep -q "bad.conf:2: max_in_flight" <<< "$out"; then
+	echo "FAIL --check-config on a bad file (exit $rc): $out"
+	failures=$((failures + 1))
+fi
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
