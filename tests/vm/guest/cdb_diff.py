@@ -5,6 +5,7 @@ LUN through SG_IO, and diff what comes back: status, sense key/ASC/ASCQ and
 (where both must agree) the returned data.
 
 usage: cdb_diff.py REF_SG TCMUD_SG KNOWN_MD
+       cdb_diff.py --large-reads REF_BLOCKDEV TCMUD_BLOCKDEV
 
 Both LUNs must hold the same 64 MiB (131072 blocks of 512 bytes). KNOWN_MD
 is docs/scsi.md: its "Differences from LIO fileio" table lists, by name,
@@ -40,8 +41,11 @@ class sg_io_hdr(ctypes.Structure):
     ]
 
 
-def sg_io(fd, cdb, data_in=0, data_out=b""):
-    """Returns (status, (key, asc, ascq) or None, data-in bytes)."""
+def sg_io(fd, cdb, data_in=0, data_out=b"", offset=None):
+    """Returns (status, (key, asc, ascq) or None, data-in bytes). offset:
+    read into a buffer that starts that many bytes into a page (the block
+    layer maps a /dev/sdX caller's pages directly, so where the buffer
+    starts decides how many segments the transfer takes)."""
     cdb_buf = ctypes.create_string_buffer(bytes(cdb), len(cdb))
     sense = ctypes.create_string_buffer(96)
     h = sg_io_hdr()
@@ -55,13 +59,22 @@ def sg_io(fd, cdb, data_in=0, data_out=b""):
         buf = ctypes.create_string_buffer(bytes(data_out), len(data_out))
         h.dxfer_direction, h.dxfer_len = SG_DXFER_TO_DEV, len(data_out)
         h.dxferp = ctypes.addressof(buf)
+    elif data_in and offset is not None:
+        raw = ctypes.create_string_buffer(data_in + 2 * 4096)
+        start = (ctypes.addressof(raw) + 4095) // 4096 * 4096 + offset
+        h.dxfer_direction, h.dxfer_len = SG_DXFER_FROM_DEV, data_in
+        h.dxferp = start
+        buf = (ctypes.c_char * data_in).from_address(start)
     elif data_in:
         buf = ctypes.create_string_buffer(data_in)
         h.dxfer_direction, h.dxfer_len = SG_DXFER_FROM_DEV, data_in
         h.dxferp = ctypes.addressof(buf)
     else:
         h.dxfer_direction = SG_DXFER_NONE
-    fcntl.ioctl(fd, SG_IO, h)
+    try:
+        fcntl.ioctl(fd, SG_IO, h)
+    except OSError as e:
+        return ("errno", e.errno), None, b""
     if h.host_status or (h.driver_status & 0x0f and not h.status):
         return ("host", h.host_status, h.driver_status), None, b""
     s = sense.raw[:h.sb_len_wr]
@@ -264,7 +277,29 @@ def show(result):
     return s + f", {len(data)} bytes"
 
 
+def large_reads(ref_path, ours_path):
+    """READ(16)s of 1 to 8 MiB (MAXIMUM TRANSFER LENGTH is 8 MiB) through
+    SG_IO on the block devices, into page-aligned buffers and into buffers
+    16 bytes into a page, as a conformance tool's malloc() gives: both LUNs
+    must answer alike, with the same data. Where the initiator's own limits
+    (tcm_loop's segments) refuse one, they refuse it for both."""
+    ref, ours = os.open(ref_path, os.O_RDONLY), os.open(ours_path, os.O_RDONLY)
+    bad = 0
+    for mib in (1, 2, 4, 8):
+        for offset in (0, 16):
+            n = mib << 20
+            cdb = cdb16(0x88, 0, n // 512)
+            a, b = sg_io(ref, cdb, n, offset=offset), sg_io(ours, cdb, n, offset=offset)
+            same = a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
+            print(f"read-16-{mib}-mib-offset-{offset:<3} fileio: {show(a):40} tcmud: {show(b)}"
+                  + ("" if same else "  DIFFERS"))
+            bad += not same
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1] == "--large-reads":
+        return large_reads(sys.argv[2], sys.argv[3])
     ref = os.open(sys.argv[1], os.O_RDWR)
     ours = os.open(sys.argv[2], os.O_RDWR)
     known = known_differences(sys.argv[3])
