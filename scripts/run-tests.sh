@@ -168,6 +168,7 @@ if grep -qv '^\s*\(#\|$\)' tests/vm/patched.list; then
 		echo "kmod build failed"
 		failed_one kmod-build
 	fi
+	stage "kmod build + VM patched boot"
 fi
 # The Debian packages (dpkg-buildpackage + lintian, counted once), then the
 # systemd guest that installs them with apt, reboots, and removes them.
@@ -186,10 +187,12 @@ if scripts/build-debs.sh "$build/debs"; then
 		*) echo "kmod/dkms-check.sh $which failed"; failed_one "dkms-check$which" ;;
 		esac
 	done
+	stage "Debian packages + DKMS checks"
 	# apt and targetcli are minutes each under TCG on a loaded machine.
 	# The Ceph test bed (memstore: only systemd-tcmud-rbd uses it) where the
 	# host can run it; without it that scenario skips, the others run.
 	run_vm_suite tests/vm/systemd.list --systemd --ceph-optional memstore --timeout 900
+	stage "VM systemd guest"
 else
 	echo "package build failed"
 	failed_one build-debs
