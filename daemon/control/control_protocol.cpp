@@ -26,6 +26,7 @@ void write_queue(json_writer &w, size_t index, const stats::queue_snapshot &q)
 	w.key("depth").value(q.depth);
 	w.key("max_depth").value(q.max_depth);
 	w.key("fixed_buffers").value(q.fixed_buffers);
+	w.key("latency_sum_ns").value(q.latency_sum_ns);
 	w.key("sense_keys").begin_array();
 	for (uint64_t n : q.sense_keys)
 		w.value(n);
@@ -146,7 +147,7 @@ setup_result<void> read_queue(const json_value &o, stats::queue_snapshot &q)
 			return got;
 	const std::pair<std::string_view, uint64_t *> later_counts[] = {
 		{"ring_resets", &q.ring_resets}, {"stale_results", &q.stale_results},
-		{"fixed_buffers", &q.fixed_buffers},
+		{"fixed_buffers", &q.fixed_buffers}, {"latency_sum_ns", &q.latency_sum_ns},
 	};
 	for (auto [k, out] : later_counts)
 		if (auto got = get_optional_u64(o, k, *out); !got)

@@ -23,6 +23,7 @@ queue_snapshot queue_stats::snapshot() const
 		s.sense_keys[i] = sense_keys[i].load(relaxed);
 	for (size_t i = 0; i < s.latency.size(); ++i)
 		s.latency[i] = latency[i].load(relaxed);
+	s.latency_sum_ns = latency_sum_ns.load(relaxed);
 	return s;
 }
 

@@ -37,6 +37,7 @@ struct queue_snapshot {
 	uint64_t fixed_buffers = 0;
 	std::array<uint64_t, 16> sense_keys{}; // CHECK CONDITIONs by sense key
 	latency_counts latency{};    // entry fetched -> completion published, ns
+	uint64_t latency_sum_ns = 0; // the sum of those latencies (Prometheus _sum)
 };
 
 class queue_stats {
@@ -61,7 +62,11 @@ public:
 	}
 	void check_condition(uint8_t sense_key) { bump(sense_keys[sense_key & 0xf]); }
 	// `count` commands that took `ns` each.
-	void latency_ns(uint64_t ns, uint64_t count = 1) { bump(latency[latency_bucket(ns)], count); }
+	void latency_ns(uint64_t ns, uint64_t count = 1)
+	{
+		bump(latency[latency_bucket(ns)], count);
+		bump(latency_sum_ns, ns * count);
+	}
 	void malformed_entry() { bump(malformed); }
 	// One TMR entry, naming `aborted_here` commands in flight on this queue.
 	void task_management(uint64_t aborted_here)
@@ -94,6 +99,7 @@ public:
 	std::atomic<uint64_t> max_depth{0};
 	std::array<std::atomic<uint64_t>, 16> sense_keys{};
 	std::array<std::atomic<uint64_t>, latency_buckets> latency{};
+	std::atomic<uint64_t> latency_sum_ns{0};
 
 private:
 	// Single writer: no read-modify-write instruction is needed.

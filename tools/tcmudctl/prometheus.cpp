@@ -70,14 +70,19 @@ std::string labels(const control::device_report &d, size_t q)
 	       prometheus_label_value(d.hba) + "\",queue=\"" + std::to_string(q) + "\"";
 }
 
-void sample(std::string &out, const char *name, const std::string &lbl, uint64_t v)
+void sample(std::string &out, const char *name, const std::string &lbl, const std::string &v)
 {
 	out += name;
 	out += '{';
 	out += lbl;
 	out += "} ";
-	out += std::to_string(v);
+	out += v;
 	out += '\n';
+}
+
+void sample(std::string &out, const char *name, const std::string &lbl, uint64_t v)
+{
+	sample(out, name, lbl, std::to_string(v));
 }
 
 // Exact decimal seconds ("0.000001023", "68.719476735"): a bucket bound
@@ -138,8 +143,9 @@ std::string prometheus_text(const control::control_reply &reply)
 
 	// The daemon's buckets are 8 per power of two; the exposition keeps one
 	// bound per power of two (2^k - 1 ns, the last value below 2^k), each an
-	// exact cumulative count. The daemon keeps no sum of latencies, so the
-	// histogram has no _sum: histogram_quantile() needs only the buckets.
+	// exact cumulative count. _sum is the daemon's exact sum of the same
+	// latencies (rate(_sum) / rate(_count): the mean), 0 from a daemon that
+	// predates it.
 	header(out, "tcmud_command_latency_seconds", "histogram",
 	       "Time from a command's fetch from the ring to its completion's publication.");
 	for (const control::device_report &d : reply.devices) {
@@ -158,6 +164,8 @@ std::string prometheus_text(const control::control_reply &reply)
 					       cumulative);
 			}
 			sample(out, "tcmud_command_latency_seconds_bucket", lbl + ",le=\"+Inf\"", cumulative);
+			sample(out, "tcmud_command_latency_seconds_sum", lbl,
+			       seconds(d.queues[q].latency_sum_ns));
 			sample(out, "tcmud_command_latency_seconds_count", lbl, cumulative);
 		}
 	}

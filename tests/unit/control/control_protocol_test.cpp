@@ -123,6 +123,7 @@ report_source two_devices()
 			v[0].queues[1].ring_resets = 2;
 			v[0].queues[1].stale_results = 7;
 			v[0].queues[1].fixed_buffers = 1;
+			v[0].queues[1].latency_sum_ns = (1ull << 62) + 3; // exact, not a double
 			v[1].queues.resize(1);
 		}
 		return v;
@@ -157,6 +158,8 @@ TEST_CASE("protocol: a stats reply round-trips every counter exactly")
 	REQUIRE(d.queues[1].stale_results == 7);
 	REQUIRE(d.queues[0].fixed_buffers == 0);
 	REQUIRE(d.queues[1].fixed_buffers == 1);
+	REQUIRE(d.queues[1].latency_sum_ns == (1ull << 62) + 3);
+	REQUIRE(d.queues[0].latency_sum_ns == 0);
 }
 
 TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads them as 0")

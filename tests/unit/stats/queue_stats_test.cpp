@@ -20,6 +20,7 @@ TEST_CASE("queue stats: the worker's calls show up in a snapshot")
 	s.latency_ns(1500);
 	s.latency_ns(1500);
 	s.latency_ns(2'000'000);
+	s.latency_ns(1000, 0); // a batch of none adds nothing
 	s.malformed_entry();
 	s.doorbell();
 	s.ring_reset_seen();
@@ -38,5 +39,6 @@ TEST_CASE("queue stats: the worker's calls show up in a snapshot")
 	REQUIRE(snap.ring_resets == 2);
 	REQUIRE(snap.stale_results == 1);
 	REQUIRE(snap.latency[latency_bucket(1500)] == 2);
+	REQUIRE(snap.latency_sum_ns == 1500 + 1500 + 2'000'000);
 	REQUIRE(snap.latency[latency_bucket(2'000'000)] == 1);
 }

@@ -266,6 +266,7 @@ control::control_reply sample_reply()
 	a.queues[0].latency[stats::latency_bucket(500)] = 3;     // < 1 µs
 	a.queues[0].latency[stats::latency_bucket(1500)] = 5;    // 1-2 µs
 	a.queues[0].latency[stats::latency_bucket(3'000'000)] = 2;
+	a.queues[0].latency_sum_ns = 3 * 500 + 5 * 1500 + 2 * 3'000'000;
 	a.queues[0].sense_keys[5] = 4;
 	a.queues[1].commands = 7;
 	a.queues[1].depth = 3;
@@ -326,6 +327,10 @@ TEST_CASE("metrics: the exposition passes a strict parse and says what the snaps
 	CHECK(value_of(e, "tcmud_command_latency_seconds_bucket",
 		       {{"device", "lun0"}, {"queue", "0"}, {"le", "0.004194303"}}) == 10);
 	CHECK(value_of(e, "tcmud_command_latency_seconds_count", {{"device", "lun0"}, {"queue", "0"}}) == 10);
+	// _sum: the daemon's exact sum, in seconds (mean = _sum / _count).
+	CHECK(value_of(e, "tcmud_command_latency_seconds_sum", {{"device", "lun0"}, {"queue", "0"}}) ==
+	      Approx(0.006009));
+	CHECK(value_of(e, "tcmud_command_latency_seconds_sum", {{"device", "lun0"}, {"queue", "1"}}) == 0);
 	// Past the last bound: only +Inf holds it.
 	CHECK(value_of(e, "tcmud_command_latency_seconds_bucket",
 		       {{"device", "lun0"}, {"queue", "1"}, {"le", "68.719476735"}}) == 0);
