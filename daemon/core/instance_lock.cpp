@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 
 #include "log/log.h"
+#include "stats/monotonic_clock.h"
 
 namespace tcmud {
 namespace {
@@ -68,9 +68,7 @@ bool exiting(pid_t pid)
 
 uint64_t now_ms()
 {
-	timespec ts{};
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1'000'000;
+	return monotonic_ns() / 1'000'000;
 }
 
 } // namespace
