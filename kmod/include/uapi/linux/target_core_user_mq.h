@@ -18,13 +18,13 @@
  * mailbox. read()/poll() on a queue's uio device wait for that queue's
  * entries only; a write() to it completes that queue only (the value is
  * ignored, as before). The kernel puts a command on the queue of the CPU
- * that submits it.
+ * that submits it if that queue's uio device is open, and on queue 0
+ * otherwise: a daemon that does not know queues, and so opens queue 0's
+ * uio device only, gets every command there.
  *
  * Every queue's mailbox of such a device has TCMU_MAILBOX_FLAG_CAP_MQ in
  * its flags and a struct tcmu_mq_mailbox at TCMU_MQ_MAILBOX_OFF, in bytes
- * that the classic mailbox leaves unused. A daemon that does not know
- * queues should refuse a device whose queue 0 has the flag: it would
- * leave the other queues' commands to time out.
+ * that the classic mailbox leaves unused.
  */
 
 #include <linux/types.h>
