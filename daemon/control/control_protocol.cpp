@@ -48,6 +48,11 @@ void write_device(json_writer &w, const device_report &d, bool with_stats)
 	w.key("subtype").value(d.subtype);
 	w.key("cfgstring").value(d.cfgstring);
 	w.key("state").value(d.state);
+	if (!d.lock_owner.empty()) {
+		w.key("lock_owner").value(d.lock_owner);
+		w.key("lock_owner_is_us").value(d.lock_owner_is_us);
+	}
+	w.key("reopens").value(d.reopens);
 	w.key("size").value(d.size_bytes);
 	w.key("block_size").value(uint64_t(d.block_size));
 	w.key("nr_queues").value(uint64_t(d.nr_queues));
@@ -166,6 +171,17 @@ setup_result<void> read_device(const json_value &o, device_report &d)
 	for (auto [k, out] : strings)
 		if (auto got = get_string(o, k, *out); !got)
 			return got;
+	if (const json_value *v = o.find("lock_owner")) {
+		if (!v->is_string())
+			return bad_reply("'lock_owner' is not a string");
+		d.lock_owner = v->text;
+		const json_value *us = o.find("lock_owner_is_us");
+		if (!us || us->type != json_value::kind::boolean)
+			return bad_reply("'lock_owner_is_us' is missing or not a boolean");
+		d.lock_owner_is_us = us->boolean;
+	}
+	if (auto got = get_optional_u64(o, "reopens", d.reopens); !got)
+		return got;
 	uint64_t block = 0, nq = 0, entries = 0;
 	const std::pair<std::string_view, uint64_t *> counts[] = {
 		{"size", &d.size_bytes}, {"block_size", &block}, {"nr_queues", &nq},
@@ -248,7 +264,7 @@ std::string format_error(std::string_view message)
 }
 
 std::string answer(std::string_view line, const report_source &source, uint64_t time_ns,
-		   const reload_action &reload)
+		   const reload_action &reload, std::string_view version)
 {
 	auto req = parse_request(line);
 	if (!req)
@@ -272,6 +288,8 @@ std::string answer(std::string_view line, const report_source &source, uint64_t 
 	w.begin_object();
 	w.key("ok").value(true);
 	w.key("time_ns").value(time_ns);
+	if (!version.empty())
+		w.key("version").value(version);
 	w.key("devices").begin_array();
 	for (const device_report &d : devices)
 		write_device(w, d, with_stats);
@@ -300,6 +318,11 @@ setup_result<control_reply> parse_reply(std::string_view line)
 	control_reply r;
 	if (auto got = get_u64(*v, "time_ns", r.time_ns); !got)
 		return got.error();
+	if (const json_value *ver = v->find("version")) {
+		if (!ver->is_string())
+			return bad_reply("'version' is not a string");
+		r.version = ver->text;
+	}
 	const json_value *devs = v->find("devices");
 	if (!devs || devs->type != json_value::kind::array)
 		return bad_reply("devices is missing");

@@ -3,7 +3,8 @@
 // The control socket's protocol: one JSON object per line each way.
 //
 //   -> {"command":"list"}
-//   <- {"ok":true,"time_ns":T,"devices":[{"name":..,"nr_queues":N,...},...]}
+//   <- {"ok":true,"time_ns":T,"version":"0.1.0",
+//       "devices":[{"name":..,"nr_queues":N,"state":"serving",...},...]}
 //   -> {"command":"stats"}                 every device, with its queues
 //   -> {"command":"stats","device":"lun0"} one device
 //   <- {"ok":true,"time_ns":T,"devices":[{...,"queues":[{"index":0,
@@ -14,7 +15,10 @@
 //   <- {"ok":false,"error":"configuration not reloaded: FILE:LINE: ..."}
 //
 // time_ns is the daemon's CLOCK_MONOTONIC when the counters were read, so a
-// client computes rates over the daemon's own interval. Latency buckets are
+// client computes rates over the daemon's own interval. version is the
+// daemon's; state, lock_owner, lock_owner_is_us and reopens are what the
+// backstore last saw (backstore_status). Members added after the first
+// release are optional to a reader: an older daemon has none. Latency buckets are
 // latency_histogram.h's, sent as [index,count] pairs of the non-empty ones.
 #include <cstdint>
 #include <functional>
@@ -41,7 +45,10 @@ struct device_report {
 	std::string uio;        // "uio0"
 	std::string subtype;    // the handler, "file"
 	std::string cfgstring;
-	std::string state;      // "serving"
+	std::string state;      // "serving", or the backstore's (rbd: "owner", "standby", ...)
+	std::string lock_owner; // the medium's exclusive lock holder; empty: no such lock
+	bool lock_owner_is_us = false;
+	uint64_t reopens = 0;   // backstore reconnections after being shut out
 	uint64_t size_bytes = 0;
 	uint32_t block_size = 0;
 	uint32_t nr_queues = 0;
@@ -66,11 +73,12 @@ std::string format_request(const control_request &req);
 // The reply line (without the newline) to one request line. Without a
 // reload action, "reload" is refused.
 std::string answer(std::string_view line, const report_source &source, uint64_t time_ns,
-		   const reload_action &reload = {});
+		   const reload_action &reload = {}, std::string_view version = {});
 std::string format_error(std::string_view message);
 
 struct control_reply {
 	uint64_t time_ns = 0;
+	std::string version; // empty from a daemon that predates it
 	std::vector<device_report> devices;
 };
 

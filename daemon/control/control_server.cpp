@@ -200,7 +200,7 @@ bool control_server::read_requests(client &c)
 			// The client is done sending: a last line without its
 			// newline is still a request; close once all is written.
 			if (!c.in.empty() && c.in.size() <= limits_.max_request)
-				c.out += answer(c.in, source_, monotonic_ns(), reload_) + "\n";
+				c.out += answer(c.in, source_, monotonic_ns(), reload_, version_) + "\n";
 			c.in.clear();
 			c.closing = true;
 			break;
@@ -219,7 +219,7 @@ bool control_server::read_requests(client &c)
 			if (nl > limits_.max_request)
 				break;
 			std::string_view line(c.in.data(), nl);
-			c.out += answer(line, source_, monotonic_ns(), reload_);
+			c.out += answer(line, source_, monotonic_ns(), reload_, version_);
 			c.out += '\n';
 			c.in.erase(0, nl + 1);
 		}

@@ -49,6 +49,8 @@ public:
 
 	// What a "reload" request runs (none: it is refused).
 	void on_reload(reload_action action) { reload_ = std::move(action); }
+	// The daemon's version, sent in every reply (tcmudctl's build_info).
+	void identify_as(std::string version) { version_ = std::move(version); }
 
 	size_t clients() const { return clients_.size(); }
 	const std::string &path() const { return path_; }
@@ -74,6 +76,7 @@ private:
 	std::string path_;
 	report_source source_;
 	reload_action reload_;
+	std::string version_;
 	server_limits limits_;
 	unique_fd epoll_;
 	unique_fd listener_;

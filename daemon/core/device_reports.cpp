@@ -18,8 +18,13 @@ std::vector<control::device_report> device_reports(const device_registry &device
 		r.uio = info.uio;
 		r.subtype = info.name.subtype;
 		r.cfgstring = info.name.cfgstring;
-		// A device is in the registry only while its queues are served.
-		r.state = "serving";
+		// A device is in the registry only while its queues are served;
+		// the backstore may say more (rbd: whether it holds the lock).
+		backstore_status st = dev->backstore_status();
+		r.state = std::move(st.state);
+		r.lock_owner = std::move(st.lock_owner);
+		r.lock_owner_is_us = st.lock_owner_is_us;
+		r.reopens = st.reopens;
 		r.size_bytes = dev->size_bytes();
 		r.block_size = dev->block_size();
 		r.nr_queues = uint32_t(dev->queues().size());

@@ -456,6 +456,7 @@ void open_control_plane(const options &o, settings &s, device_registry &devices,
 			// Served on this (the control) thread, as SIGHUP is.
 			sv.control->on_reload(
 				[&o, &s, &devices] { return reload(o, s, devices); });
+			sv.control->identify_as(TCMUD_VERSION);
 		}
 		else
 			log_warn("", "no control socket (%s): tcmudctl will not reach this daemon",

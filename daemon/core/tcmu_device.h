@@ -71,6 +71,8 @@ public:
 	void stop();
 	uint64_t size_bytes() const { return lu_->num_blocks() * lu_->block_size(); }
 	uint32_t block_size() const { return lu_->block_size(); }
+	// What the backstore last saw of its medium (state, lock holder).
+	tcmud::backstore_status backstore_status() const { return store_->status(); }
 	// "<subtype>/<cfgstring>", as the kernel's dev_config holds it.
 	std::string dev_config() const { return info_.name.subtype + "/" + info_.name.cfgstring; }
 	// RECONFIG_DEVICE with emulate_write_cache.

@@ -120,6 +120,28 @@ rbd_backstore::rbd_backstore(std::unique_ptr<rbd_session> session, const rbd_con
 	cache_enabled_ = session_->cache_enabled();
 }
 
+// Keeper thread (and open): the lock holder as last seen, for status().
+void rbd_backstore::note_holder(std::string who, bool us)
+{
+	std::lock_guard lock(holder_mutex_);
+	holder_ = std::move(who);
+	holder_is_us_ = us;
+}
+
+backstore_status rbd_backstore::status() const
+{
+	backstore_status s;
+	const rbd_lock_state st = lock_state();
+	s.state = st == rbd_lock_state::unshared ? "serving" : to_string(st);
+	if (exclusive_lock_) {
+		std::lock_guard lock(holder_mutex_);
+		s.lock_owner = holder_;
+		s.lock_owner_is_us = holder_is_us_ && st == rbd_lock_state::owner;
+	}
+	s.reopens = reopens();
+	return s;
+}
+
 uint64_t rbd_backstore::instance_id() const
 {
 	std::lock_guard lock(session_mutex_);
@@ -202,10 +224,14 @@ rbd_backstore::lock_attempt rbd_backstore::take_lock(std::chrono::milliseconds g
 	lock_attempt a{rbd_lock_state::owner, 0, lock_owners()};
 	a.error = a.holder == "nobody" ? rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE)
 				       : -EBUSY;
-	if (a.error == 0)
+	if (a.error == 0) {
+		// Named as the other gateways see us.
+		note_holder(lock_owners(), true);
 		return a;
+	}
 	if (a.error != -EBUSY)
 		a.holder = lock_owners();
+	note_holder(a.holder, false);
 	busy_until_ = std::chrono::steady_clock::now() + grace;
 	a.state = a.error == -ESHUTDOWN ? rbd_lock_state::fenced : rbd_lock_state::standby;
 	return a;
@@ -240,10 +266,14 @@ void rbd_backstore::lock_keeper()
 			reopen();
 		} else if (st == rbd_lock_state::standby) {
 			int r = rbd_lock_acquire(session_->image(), RBD_LOCK_MODE_EXCLUSIVE);
-			if (r == 0)
+			if (r == 0) {
+				note_holder(lock_owners(), true);
 				set_state(st, rbd_lock_state::owner, "");
-			else if (r == -ESHUTDOWN)
+			} else if (r == -ESHUTDOWN) {
 				set_state(st, rbd_lock_state::fenced, "lock acquire: blocklisted");
+			} else {
+				note_holder(lock_owners(), false);
+			}
 		} else if (st == rbd_lock_state::owner || st == rbd_lock_state::lost) {
 			int owner = 0;
 			int r = rbd_is_exclusive_lock_owner(session_->image(), &owner);
@@ -254,8 +284,13 @@ void rbd_backstore::lock_keeper()
 				// failover) blocklists its owner: reopen rather
 				// than stay write-protected for good.
 				set_state(st, rbd_lock_state::fenced, "lock broken, client blocklisted");
-			else if (r == 0 && !owner && st == rbd_lock_state::owner)
-				set_state(st, rbd_lock_state::lost, "now held by " + lock_owners());
+			else if (r == 0 && !owner) {
+				// Lost: who has it now (it may move on).
+				std::string who = lock_owners();
+				note_holder(who, false);
+				if (st == rbd_lock_state::owner)
+					set_state(st, rbd_lock_state::lost, "now held by " + who);
+			}
 		}
 	}
 }

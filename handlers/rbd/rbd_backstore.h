@@ -102,6 +102,10 @@ public:
 	backstore_caps caps() const override { return caps_; }
 	setup_result<void> resize(uint64_t new_size) override;
 	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
+	// state: "owner", "standby", "lost", "fenced", or "serving" for an
+	// image without the exclusive-lock feature; the holder as the keeper
+	// last saw it (at most lock_poll old in standby and lost).
+	backstore_status status() const override;
 
 	// --- for rbd_queue, on any queue thread ---
 	// 0 if a write may go to librbd now, else the -errno it fails with.
@@ -146,6 +150,7 @@ private:
 	bool keeper_sleep(std::chrono::milliseconds d);
 	void set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why);
 	std::string lock_owners() const;
+	void note_holder(std::string who, bool us);
 
 	// The session; replaced by reopen() under session_mutex_ (control
 	// paths only: the keeper, resize). Queues read live_.
@@ -154,7 +159,7 @@ private:
 	mutable std::mutex session_mutex_;
 	rbd_config rcfg_;
 	bool cache_enabled_ = false;
-	bool exclusive_lock_ = false;  // the image's feature (keeper thread)
+	bool exclusive_lock_ = false;  // the image's feature (set at open, then read-only)
 	std::string target_;     // "pool/image"
 	std::string log_prefix_;
 	rbd_open_options options_;
@@ -162,6 +167,9 @@ private:
 	backstore_caps caps_;
 
 	std::atomic<rbd_lock_state> state_{rbd_lock_state::unshared};
+	mutable std::mutex holder_mutex_;
+	std::string holder_;         // lock_owners() as last seen
+	bool holder_is_us_ = false;
 	std::atomic<unsigned> reopens_{0};
 	std::atomic<bool> lost_writes_{false};
 	std::mutex probes_mutex_;

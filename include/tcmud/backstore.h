@@ -151,6 +151,21 @@ public:
 	}
 };
 
+// What an operator sees of a backstore (tcmudctl list, the metrics), as the
+// backstore last saw it: reading it never waits on the medium.
+struct backstore_status {
+	// "serving", or the backstore's own word for a state in which it
+	// serves differently: rbd's "owner", "standby", "lost", "fenced".
+	std::string state = "serving";
+	// Who holds the medium's exclusive lock, as its cluster names them;
+	// empty where the medium has no such lock.
+	std::string lock_owner;
+	bool lock_owner_is_us = false;
+	// Times the backstore reconnected after the medium shut it out (rbd:
+	// reopened after a blocklist).
+	uint64_t reopens = 0;
+};
+
 class backstore {
 public:
 	// When the device and every EXTENDED COPY that holds it are gone, on
@@ -177,6 +192,9 @@ public:
 	// copying queue's engine. A per-queue I/O channel submitting through
 	// `engine`, used on that thread only; nullptr if it cannot open one.
 	virtual std::unique_ptr<backstore_queue> open_queue(io_engine &engine) = 0;
+	// Optional (default: serving, no lock); control thread, for the
+	// control socket. What the backstore last saw, without I/O.
+	virtual backstore_status status() const { return {}; }
 };
 
 // What a device's configuration hands to a handler: the cfgstring after

@@ -119,9 +119,66 @@ std::string prometheus_label_value(std::string_view v)
 	return out;
 }
 
+namespace {
+
+// The states a device reports (control_protocol.h): one series each, 1 for
+// the current one, so that a state that ends shows as a 0, not a gap.
+const char *const device_states[] = {"serving", "owner", "standby", "lost", "fenced"};
+
+std::string device_labels(const control::device_report &d)
+{
+	return "device=\"" + prometheus_label_value(d.name) + "\",hba=\"" +
+	       prometheus_label_value(d.hba) + "\"";
+}
+
+void device_families(std::string &out, const control::control_reply &reply)
+{
+	header(out, "tcmud_build_info", "gauge",
+	       "The daemon's version (from its control socket); always 1.");
+	sample(out, "tcmud_build_info",
+	       "version=\"" + prometheus_label_value(reply.version.empty() ? "unknown"
+										: reply.version) +
+		       "\"",
+	       1);
+
+	header(out, "tcmud_device_state", "gauge",
+	       "1 for the device's current state: serving, or for rbd owner, standby, lost, fenced.");
+	for (const control::device_report &d : reply.devices) {
+		bool known = false;
+		for (const char *st : device_states) {
+			known |= d.state == st;
+			sample(out, "tcmud_device_state",
+			       device_labels(d) + ",state=\"" + st + "\"", d.state == st ? 1 : 0);
+		}
+		if (!known) // a newer daemon's state: shown, not dropped
+			sample(out, "tcmud_device_state",
+			       device_labels(d) + ",state=\"" + prometheus_label_value(d.state) +
+				       "\"",
+			       1);
+	}
+
+	header(out, "tcmud_device_lock_owner_info", "gauge",
+	       "Who holds the medium's exclusive lock (rbd), as the cluster names them; "
+	       "is_us=\"1\" on the gateway that holds it. Always 1.");
+	for (const control::device_report &d : reply.devices)
+		if (!d.lock_owner.empty())
+			sample(out, "tcmud_device_lock_owner_info",
+			       device_labels(d) + ",owner=\"" + prometheus_label_value(d.lock_owner) +
+				       "\",is_us=\"" + (d.lock_owner_is_us ? "1" : "0") + "\"",
+			       1);
+
+	header(out, "tcmud_device_reopens_total", "counter",
+	       "Times the backstore reconnected after the medium shut it out (rbd: blocklisted).");
+	for (const control::device_report &d : reply.devices)
+		sample(out, "tcmud_device_reopens_total", device_labels(d), d.reopens);
+}
+
+} // namespace
+
 std::string prometheus_text(const control::control_reply &reply)
 {
 	std::string out;
+	device_families(out, reply);
 	for (const family &f : counters_and_gauges) {
 		header(out, f.name, f.type, f.help);
 		for (const control::device_report &d : reply.devices)

@@ -109,13 +109,20 @@ std::string rows_json(const std::vector<stats_row> &rows, double interval_s)
 
 void print_list(FILE *out, const std::vector<control::device_report> &devices)
 {
-	std::fprintf(out, "%-16s %-10s %-6s %-8s %14s %6s %6s %-8s %s\n", "NAME", "HBA", "UIO",
-		     "HANDLER", "SIZE", "BLOCK", "QUEUES", "STATE", "CFGSTRING");
-	for (const control::device_report &d : devices)
-		std::fprintf(out, "%-16s %-10s %-6s %-8s %14llu %6u %6u %-8s %s\n", d.name.c_str(),
-			     d.hba.c_str(), d.uio.c_str(), d.subtype.c_str(),
+	std::fprintf(out, "%-16s %-10s %-6s %-8s %14s %6s %6s %-8s %-28s %s\n", "NAME", "HBA",
+		     "UIO", "HANDLER", "SIZE", "BLOCK", "QUEUES", "STATE", "LOCK OWNER",
+		     "CFGSTRING");
+	for (const control::device_report &d : devices) {
+		// "-": a medium without an exclusive lock (file, ram, an rbd
+		// image without the feature).
+		std::string owner = d.lock_owner.empty()  ? "-"
+				    : d.lock_owner_is_us ? d.lock_owner + " (us)"
+							  : d.lock_owner;
+		std::fprintf(out, "%-16s %-10s %-6s %-8s %14llu %6u %6u %-8s %-28s %s\n",
+			     d.name.c_str(), d.hba.c_str(), d.uio.c_str(), d.subtype.c_str(),
 			     (unsigned long long)d.size_bytes, d.block_size, d.nr_queues,
-			     d.state.c_str(), d.cfgstring.c_str());
+			     d.state.c_str(), owner.c_str(), d.cfgstring.c_str());
+	}
 }
 
 } // namespace tcmud::ctl

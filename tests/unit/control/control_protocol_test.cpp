@@ -189,6 +189,52 @@ TEST_CASE("protocol: a reply from a daemon without the ring-reset counters reads
 	REQUIRE(err == "reply: 'ring_resets' is missing or not a count");
 }
 
+TEST_CASE("protocol: state, lock owner, reopens and the daemon's version round-trip")
+{
+	report_source rbd = [](bool with_stats) {
+		auto v = two_devices()(with_stats);
+		v[1].subtype = "rbd";
+		v[1].state = "standby";
+		v[1].lock_owner = "client.4151 \"gw-b\"";
+		v[1].reopens = 2;
+		return v;
+	};
+	std::string line = answer(R"({"command":"list"})", rbd, 1, {}, "0.1.0");
+	auto r = parse_reply(line);
+	INFO(line);
+	REQUIRE(r);
+	CHECK(r->version == "0.1.0");
+	CHECK(r->devices[0].state == "serving");
+	CHECK(r->devices[0].lock_owner.empty());
+	CHECK(r->devices[0].reopens == 0);
+	CHECK(r->devices[1].state == "standby");
+	CHECK(r->devices[1].lock_owner == "client.4151 \"gw-b\"");
+	CHECK_FALSE(r->devices[1].lock_owner_is_us);
+	CHECK(r->devices[1].reopens == 2);
+	// A file device says nothing of a lock.
+	CHECK(line.find("lock_owner", line.find("\"lun0\"")) > line.find("\"lun1\""));
+
+	// An older daemon: no version, no lock members, no reopens.
+	std::string old = answer(R"({"command":"list"})", two_devices(), 1);
+	for (const std::string key : {"\"reopens\":0,"})
+		while (old.find(key) != std::string::npos)
+			old.erase(old.find(key), key.size());
+	auto o = parse_reply(old);
+	INFO(old);
+	REQUIRE(o);
+	CHECK(o->version.empty());
+	CHECK(o->devices[0].reopens == 0);
+
+	// A lock owner without its flag is not what the daemon sends.
+	std::string bad = line;
+	const std::string flag = ",\"lock_owner_is_us\":false";
+	REQUIRE(bad.find(flag) != std::string::npos);
+	bad.erase(bad.find(flag), flag.size());
+	std::string err;
+	REQUIRE(refused(parse_reply(bad), err));
+	CHECK(err == "reply: 'lock_owner_is_us' is missing or not a boolean");
+}
+
 TEST_CASE("protocol: list has no queues; a device filter picks one or says there is none")
 {
 	std::string err;

@@ -82,6 +82,8 @@ TEST_CASE("rbd lock: a gateway whose lock is broken is fenced, writes nothing, a
 	// owner: writes DATA PROTECT at once (no BUSY grace), reads work.
 	REQUIRE(wait_for_state(*f.store, rbd_lock_state::standby, 30s));
 	CHECK(f.store->reopens() == 1);
+	CHECK(f.store->status().reopens == 1);
+	CHECK(f.store->status().state == "standby");
 	CHECK(f.store->instance_id() != first_id);
 	CHECK(f.write(8192, late) == -EROFS);
 	CHECK(f.read(0, 4096) == theirs);
@@ -132,6 +134,8 @@ TEST_CASE("rbd lock: writes librbd's cache held when the client was fenced fail 
 	REQUIRE(rbd_lock_acquire(img, RBD_LOCK_MODE_EXCLUSIVE) == 0);
 	REQUIRE(wait_for_state(*f.store, rbd_lock_state::standby, 30s));
 	CHECK(f.store->reopens() == 1);
+	CHECK(f.store->status().reopens == 1);
+	CHECK(f.store->status().state == "standby");
 	std::vector<char> seen(4096);
 	REQUIRE(rbd_read(img, 65536, seen.size(), seen.data()) == ssize_t(seen.size()));
 	INFO("the cached write " << (seen == cached_only ? "reached" : "never reached")
@@ -175,6 +179,51 @@ TEST_CASE("rbd lock: while another gateway owns the image, writes are refused", 
 	REQUIRE(wait_for_state(*f.store, rbd_lock_state::owner, 10s));
 	CHECK(f.write(0, ours) == 4096);
 	CHECK(f.read(0, 4096) == ours);
+}
+
+// What tcmudctl and the metrics show of two gateways on one image: the
+// owner says so and names itself as the cluster names it; the standby
+// names the same holder; when the owner goes, the standby's status follows
+// within a lock poll or two, now naming itself.
+TEST_CASE("rbd status: each gateway reports its state and the same lock owner", "[rbd][lock]")
+{
+	admin_client admin;
+	std::string name = admin.create(image_size);
+	const std::string cfg = "rbd/" + name + ";conf=" + ceph_conf();
+	rbd_open_options opts;
+	opts.standby_grace = 1s;
+	opts.lock_poll = 200ms;
+	auto a = std::make_unique<rbd_fixture>(open_rbd(cfg, image_size, opts));
+	rbd_fixture b(open_rbd(cfg, image_size, opts));
+	backstore_status sa = a->store->status(), sb = b.store->status();
+	INFO("a: " << sa.state << " " << sa.lock_owner << "; b: " << sb.state << " " << sb.lock_owner);
+	CHECK(sa.state == "owner");
+	CHECK(sa.lock_owner_is_us);
+	CHECK(sb.state == "standby");
+	CHECK_FALSE(sb.lock_owner_is_us);
+	CHECK(sa.lock_owner != "");
+	CHECK(sa.lock_owner != "nobody");
+	CHECK(sb.lock_owner == sa.lock_owner);
+	CHECK(sa.reopens == 0);
+
+	a.reset();
+	REQUIRE(wait_for_state(*b.store, rbd_lock_state::owner, 10s));
+	sb = b.store->status();
+	CHECK(sb.state == "owner");
+	CHECK(sb.lock_owner_is_us);
+	CHECK(sb.lock_owner != sa.lock_owner);
+	CHECK(sb.lock_owner != "nobody");
+}
+
+// An image without the exclusive-lock feature has no lock to report.
+TEST_CASE("rbd status: no exclusive-lock feature, no lock owner", "[rbd][lock]")
+{
+	admin_client admin;
+	std::string name = admin.create(image_size, false);
+	rbd_fixture f(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size, {}));
+	backstore_status s = f.store->status();
+	CHECK(s.state == "serving");
+	CHECK(s.lock_owner.empty());
 }
 
 // Two tcmud gateways (each its own rados client, image handle and lock, as

@@ -341,8 +341,51 @@ TEST_CASE("metrics: the exposition passes a strict parse and says what the snaps
 TEST_CASE("metrics: no device is a valid exposition too")
 {
 	exposition e = strict_parser{}.parse(ctl::prometheus_text({}));
-	CHECK(e.samples.empty());
+	// Only the daemon's build_info; "unknown" from a daemon too old to say.
+	REQUIRE(e.samples.size() == 1);
+	CHECK(value_of(e, "tcmud_build_info", {{"version", "unknown"}}) == 1);
 	CHECK(e.types.count("tcmud_commands_total"));
+}
+
+TEST_CASE("metrics: device state, lock owner, reopens and build_info")
+{
+	control::control_reply r = sample_reply();
+	r.version = "0.1.0";
+	r.devices[0].state = "serving";
+	r.devices[1].subtype = "rbd";
+	r.devices[1].state = "standby";
+	r.devices[1].lock_owner = "client.4151 (10.0.2.2:0/\"x\")";
+	r.devices[1].reopens = 3;
+	control::device_report c = r.devices[0];
+	c.name = "lun2";
+	c.state = "owner";
+	c.lock_owner = "client.4099";
+	c.lock_owner_is_us = true;
+	r.devices.push_back(c);
+	exposition e = strict_parser{}.parse(ctl::prometheus_text(r));
+	CHECK(e.types.at("tcmud_device_state") == "gauge");
+	CHECK(e.types.at("tcmud_device_reopens_total") == "counter");
+	CHECK(value_of(e, "tcmud_build_info", {{"version", "0.1.0"}}) == 1);
+	// One series per state, 1 for the current one.
+	for (const char *st : {"serving", "owner", "standby", "lost", "fenced"}) {
+		CHECK(value_of(e, "tcmud_device_state", {{"device", "lun0"}, {"state", st}}) ==
+		      (std::string(st) == "serving" ? 1 : 0));
+		CHECK(value_of(e, "tcmud_device_state",
+			       {{"device", "we\"ird\\name"}, {"state", st}}) ==
+		      (std::string(st) == "standby" ? 1 : 0));
+	}
+	CHECK(value_of(e, "tcmud_device_lock_owner_info",
+		       {{"device", "we\"ird\\name"}, {"owner", "client.4151 (10.0.2.2:0/\"x\")"},
+			{"is_us", "0"}}) == 1);
+	CHECK(value_of(e, "tcmud_device_lock_owner_info",
+		       {{"device", "lun2"}, {"owner", "client.4099"}, {"is_us", "1"}}) == 1);
+	CHECK_THROWS(value_of(e, "tcmud_device_lock_owner_info", {{"device", "lun0"}}));
+	CHECK(value_of(e, "tcmud_device_reopens_total", {{"device", "we\"ird\\name"}}) == 3);
+	CHECK(value_of(e, "tcmud_device_reopens_total", {{"device", "lun0"}}) == 0);
+	// A state this tcmudctl does not know (a newer daemon) is kept.
+	r.devices[0].state = "draining";
+	e = strict_parser{}.parse(ctl::prometheus_text(r));
+	CHECK(value_of(e, "tcmud_device_state", {{"device", "lun0"}, {"state", "draining"}}) == 1);
 }
 
 TEST_CASE("metrics: the strict parser refuses what the format forbids")

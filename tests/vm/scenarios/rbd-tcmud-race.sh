@@ -23,6 +23,22 @@ wait_for() {
 	for _ in $(seq $((limit * 2))); do "$@" && return 0; sleep 0.5; done
 	fail "$what: not within $limit s"
 }
+ctl="$TCMUD_BUILD/tools/tcmudctl/tcmudctl"
+# race0 as tcmudctl list shows it: state, lock owner, 1 if that is this
+# gateway, reopens.
+race_status() {
+	"$ctl" list --json | python3 -c 'import json, sys
+d = [d for d in json.load(sys.stdin)["devices"] if d["name"] == "race0"][0]
+print(d["state"], d.get("lock_owner", "-"), int(d.get("lock_owner_is_us", False)), d["reopens"])'
+}
+# The lock's holder as the cluster reports it (rbd lock ls): "ID<tab>LOCKER<tab>ADDRESS".
+lock_holder() {
+	python3 -c 'import json, sys
+l = json.loads(sys.argv[1])
+l = l if isinstance(l, list) else list(l.values())
+print(l[0]["id"], l[0]["locker"], l[0]["address"], sep="\t")' "$(host_ceph rbd lock ls --format json "$image")"
+}
+race_state_is() { [ "$(race_status | cut -d' ' -f1)" = "$1" ]; }
 image=$TCMUD_CEPH_POOL/race0
 rbd_image race0 64M
 dev=$(export_via_loop "$(create_user_backstore race0 rbd "$(rbd_cfg race0)" $((64 << 20)))")
@@ -32,13 +48,13 @@ rm -f /tmp/race.acked
 out=$($ack write "$dev" 256 32 /tmp/race.acked)
 expect_match "$out" "^acked 32 failed 0" "tcmud's writes while it owns the lock"
 
-lock=$(host_ceph rbd lock ls --format json "$image")
 # The lock's id has a space in it ("auto <cookie>").
-IFS=$'\t' read -r id locker < <(python3 -c 'import json, sys
-l = json.loads(sys.argv[1])
-l = l if isinstance(l, list) else list(l.values())
-print(l[0]["id"], l[0]["locker"], sep="\t")' "$lock") || fail "no lock on $image: $lock"
-log "tcmud's lock: $locker ($id); the host breaks it and writes"
+IFS=$'\t' read -r id locker address < <(lock_holder) || fail "no lock on $image"
+# What an operator sees: this gateway owns the lock, named as the cluster names it.
+read -r st owner us reopens <<<"$(race_status)"
+expect_eq "$st $us $reopens" "owner 1 0" "tcmudctl list: race0's state, lock owner is us, reopens"
+expect_eq "$owner" "$address" "tcmudctl list: race0's lock owner (rbd lock ls: $locker)"
+log "tcmud's lock: $locker ($id) at $address; the host breaks it and writes"
 host_ceph rbd lock rm "$image" "$id" "$locker" || fail "rbd lock rm"
 # The host, as the new owner, holds the lock and writes the first MiB
 # (blocks 0-255).
@@ -69,11 +85,29 @@ kill -0 "$TCMUD_PID" || fail "tcmud died"
 # tcmud reopens with a fresh client (standby: the host holds the lock).
 wait_for "tcmud reopening race0" "$(scaled 60)" grep -q "race0.*reopened" "$TCMUD_LOG"
 log "$(grep -E "race0.*reopened" "$TCMUD_LOG" | tail -1)"
+# tcmudctl and the metrics say so: standby behind the host's client, one reopen.
+wait_for "tcmudctl showing race0 in standby" "$(scaled 10)" race_state_is standby
+IFS=$'\t' read -r _ host_locker host_address < <(lock_holder)
+read -r st owner us reopens <<<"$(race_status)"
+expect_eq "$us $reopens" "0 1" "tcmudctl list in standby: lock owner is us, reopens"
+expect_eq "$owner" "$host_address" "tcmudctl list in standby: the lock owner (the host's $host_locker)"
+metrics=$("$ctl" metrics)
+expect_match "$metrics" 'tcmud_device_state\{device="race0",hba="[^"]*",state="standby"\} 1' \
+	"tcmud_device_state in standby"
+expect_match "$metrics" 'tcmud_device_state\{device="race0",hba="[^"]*",state="owner"\} 0' \
+	"tcmud_device_state owner in standby"
+expect_match "$metrics" 'tcmud_device_reopens_total\{device="race0",hba="[^"]*"\} 1' \
+	"tcmud_device_reopens_total"
+log "tcmudctl: race0 $st, lock held by $owner ($host_locker)"
 # The host hands the image back; tcmud takes the lock by itself and its
 # writes (blocks 512-543) go through and land, without a restart.
 host_ceph release "$image" || fail "the host's gateway did not release the image"
 wait_for "tcmud taking the lock back" "$(scaled 30)" \
 	grep -q "race0.*exclusive lock on .* acquired" "$TCMUD_LOG"
+read -r st owner us reopens <<<"$(race_status)"
+expect_eq "$st $us" "owner 1" "tcmudctl list after taking the lock back"
+IFS=$'\t' read -r _ _ address < <(lock_holder)
+expect_eq "$owner" "$address" "tcmudctl list: the lock owner after taking it back"
 rm -f /tmp/race.after
 out=$(timeout 300 python3 "$TCMUD_SRC/tests/vm/guest/ack-io.py" write "$dev" 512 32 /tmp/race.after)
 expect_match "$out" "^acked 32 failed 0" "tcmud's writes after the host released the image"
