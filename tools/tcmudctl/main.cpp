@@ -4,6 +4,7 @@
 //   tcmudctl [--socket PATH] list [--json]
 //   tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]
 //   tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]
+//   tcmudctl [--socket PATH] metrics --http      (one scrape on stdin/stdout)
 //   tcmudctl [--socket PATH] reload [--pid PID]
 //
 // Statistics are counters in the daemon; rates come from two snapshots taken
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "control/control_client.h"
+#include "http_metrics.h"
 #include "prometheus.h"
 #include "stats_view.h"
 
@@ -35,6 +37,7 @@ struct args {
 	long count = 1; // 0: until interrupted
 	bool json = false;
 	std::string textfile;
+	bool http = false; // metrics: answer one HTTP request on stdin/stdout
 	long pid = 0; // reload: SIGHUP this pid when the socket is not there
 };
 
@@ -44,6 +47,7 @@ void usage(FILE *out)
 		"usage: tcmudctl [--socket PATH] list [--json]\n"
 		"       tcmudctl [--socket PATH] stats [DEVICE] [--interval S] [--count N] [--json]\n"
 		"       tcmudctl [--socket PATH] metrics [--textfile PATH [--interval S] [--count N]]\n"
+		"       tcmudctl [--socket PATH] metrics --http\n"
 		"       tcmudctl [--socket PATH] reload [--pid PID]\n"
 		"  -s, --socket PATH    tcmud's control socket (default %s)\n"
 		"  -i, --interval S     seconds between the two snapshots of a report (default 1)\n"
@@ -51,6 +55,8 @@ void usage(FILE *out)
 		"  -j, --json           one JSON object per line\n"
 		"  -t, --textfile PATH  metrics: write PATH (atomically, for node_exporter's\n"
 		"                       textfile collector) every --interval S, --count times\n"
+		"      --http           metrics: answer one HTTP request (GET /metrics) read from\n"
+		"                       stdin on stdout: systemd's tcmud-metrics.socket\n"
 		"  -p, --pid PID        reload: when the socket is not there (control_socket\n"
 		"                       = none), send PID SIGHUP instead (result: the log)\n"
 		"  -h, --help           this text\n",
@@ -67,6 +73,7 @@ int parse_args(int argc, char **argv, args &a)
 		{"json", no_argument, nullptr, 'j'},
 		{"textfile", required_argument, nullptr, 't'},
 		{"pid", required_argument, nullptr, 'p'},
+		{"http", no_argument, nullptr, 'H'},
 		{"help", no_argument, nullptr, 'h'},
 		{},
 	};
@@ -94,6 +101,7 @@ int parse_args(int argc, char **argv, args &a)
 			break;
 		case 'j': a.json = true; break;
 		case 't': a.textfile = optarg; break;
+		case 'H': a.http = true; break;
 		case 'p':
 			errno = 0;
 			a.pid = std::strtol(optarg, &end, 10);
@@ -121,6 +129,10 @@ int parse_args(int argc, char **argv, args &a)
 	}
 	if (a.pid && a.command != "reload") {
 		std::fprintf(stderr, "tcmudctl: --pid goes with reload only\n");
+		return 2;
+	}
+	if (a.http && (a.command != "metrics" || !a.textfile.empty())) {
+		std::fprintf(stderr, "tcmudctl: --http goes with metrics, without --textfile\n");
 		return 2;
 	}
 	if (!a.textfile.empty() && (a.command != "metrics" || a.textfile[0] != '/')) {
@@ -230,6 +242,24 @@ int run_metrics(control::control_client &client, const args &a)
 	return 0;
 }
 
+// One scrape: the request on stdin, the answer on stdout (a connection
+// systemd accepted). The daemon is asked only for GET /metrics, and a
+// daemon that cannot be asked is a 503 with the reason, not an exit.
+int run_http(const args &a)
+{
+	metrics_source metrics = [&a]() -> setup_result<std::string> {
+		control::control_client client;
+		if (auto connected = client.connect(a.socket); !connected)
+			return connected.error();
+		auto reply = client.request({control::control_request::kind::stats, {}});
+		if (!reply)
+			return reply.error();
+		return prometheus_text(*reply);
+	};
+	// Prometheus's scrape timeout defaults to 10 s.
+	return serve_http(0, 1, 10000, metrics);
+}
+
 // Asks the daemon to re-read its configuration and says whether it did:
 // exit 0 only when the new configuration is in force. systemd's ExecReload,
 // so a refused file fails `systemctl reload tcmud` with the reason.
@@ -273,6 +303,11 @@ int main(int argc, char **argv)
 		return rc == 1 ? 0 : 2;
 	// A closed pipe (tcmudctl stats | head) ends us quietly.
 	signal(SIGPIPE, SIG_DFL);
+	if (a.http) {
+		// A scraper that hangs up early is write()'s EPIPE, not a signal.
+		signal(SIGPIPE, SIG_IGN);
+		return tcmud::ctl::run_http(a);
+	}
 	tcmud::control::control_client client;
 	if (auto connected = client.connect(a.socket); !connected) {
 		int err = connected.error().error;

@@ -69,6 +69,26 @@ EOT
 	else
 		log "no leftover tcmu-runner D-Bus policy to check (tcmu-runner was not installed)"
 	fi
+	# Prometheus over HTTP: off after install; once the socket is enabled,
+	# a scrape of localhost gets the daemon's metrics, the file LUN
+	# serving, and anything but GET/HEAD its 405.
+	expect_eq "$(systemctl is-enabled tcmud-metrics.socket)" disabled "tcmud-metrics.socket after install"
+	curl -s --max-time 10 http://127.0.0.1:9574/metrics > /dev/null &&
+		fail "something answers on 127.0.0.1:9574 before tcmud-metrics.socket is enabled"
+	systemctl enable --now tcmud-metrics.socket
+	ver=$(/usr/sbin/tcmud --version | awk '{print $2}')
+	out=$(curl -fsS --max-time 60 http://127.0.0.1:9574/metrics) || fail "curl http://127.0.0.1:9574/metrics"
+	expect_match "$out" "tcmud_build_info\\{version=\"$ver\"\\} 1" "build_info over HTTP"
+	expect_match "$out" 'tcmud_device_state\{device="disk0",hba="[^"]*",state="serving"\} 1' \
+		"disk0's state over HTTP"
+	expect_match "$out" 'tcmud_commands_total\{device="disk0",hba="[^"]*",queue="0"\} [1-9]' \
+		"disk0's commands over HTTP"
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 60 -X POST http://127.0.0.1:9574/metrics)
+	expect_eq "$code" 405 "POST /metrics"
+	list=$(/usr/sbin/tcmudctl list)
+	expect_match "$list" "disk0 +user_[0-9]+ .* serving +- " "tcmudctl list: disk0 serving, no lock"
+	log "HTTP metrics: $(grep -c '^tcmud_' <<<"$out") samples from tcmud $ver; tcmudctl list: $(grep disk0 <<<"$list" | tr -s ' ')"
+	systemctl disable --now tcmud-metrics.socket
 	# A second daemon is refused before it touches anything, naming the first.
 	out=$(timeout 60 /usr/sbin/tcmud 2>&1) && fail "a second tcmud started: $out"
 	expect_match "$out" "already running as pid $pid" "a second tcmud"
