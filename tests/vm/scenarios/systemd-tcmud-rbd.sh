@@ -63,7 +63,12 @@ rm -f /tmp/rbdsd-pattern
 # Served by the daemon systemd runs: its control socket lists the device,
 # its journal has the device's lines, and it holds the image's lock.
 wait_listed $name subtype rbd
-wait_listed $name state serving
+# It holds the image's exclusive lock, and says so (the holder as the
+# cluster names it, marked as this gateway).
+wait_listed $name state owner
+wait_listed $name lock_owner_is_us true
+expect_match "$(host_ceph rbd lock ls "$TCMUD_CEPH_POOL/$name")" "$(listed $name lock_owner)" \
+	"rbd lock ls names tcmudctl's lock owner"
 wait_journal "rbd/$name: serving /dev/" 1
 journalctl -b -u tcmud -o cat --no-pager > $STATE/rbd-journal
 log "journal: $(grep -m1 "rbd/$name: serving rbd image" $STATE/rbd-journal)"
