@@ -99,3 +99,16 @@ try_create_user_backstore() {
 	timeout "$bound" bash -c '. "$TCMUD_SRC/tests/vm/guest/lib.sh"; trap - EXIT
 		create_user_backstore "$@"' create "$@" 2>&1
 }
+
+# etc_ceph_gateway: what an administrator puts in /etc/ceph on a gateway:
+# the monitors and the gateway user's key (librados finds
+# /etc/ceph/ceph.client.tcmud.keyring itself); prints the cfgstring options
+# that use them (";conf=/etc/ceph/ceph.conf;id=tcmud").
+etc_ceph_gateway() {
+	mkdir -p /etc/ceph
+	printf '[global]\nfsid = %s\nmon host = %s\n' \
+		"$(sed -n 's/^fsid = //p' "$CEPH_CONF")" "$TCMUD_CEPH_MON_HOST" > /etc/ceph/ceph.conf
+	(umask 077 && printf '[client.tcmud]\n\tkey = %s\n' \
+		"$(ceph-authtool -p -n client.tcmud "$TCMUD_CEPH_KEYRING")" > /etc/ceph/ceph.client.tcmud.keyring)
+	echo ";conf=/etc/ceph/ceph.conf;id=tcmud"
+}

@@ -31,15 +31,9 @@ ldd /usr/sbin/tcmud | grep librbd > /dev/null ||
 log "tcmud $pid (systemd), $(systemctl show -p RestrictAddressFamilies tcmud)," \
 	"$(systemctl show -p IPAddressDeny tcmud)"
 
-# What an administrator puts in /etc/ceph: the monitors and the gateway
-# user's key (librados finds /etc/ceph/ceph.client.tcmud.keyring itself).
-mkdir -p /etc/ceph
-printf '[global]\nfsid = %s\nmon host = %s\n' \
-	"$(sed -n 's/^fsid = //p' "$CEPH_CONF")" "$TCMUD_CEPH_MON_HOST" > /etc/ceph/ceph.conf
-(umask 077 && printf '[client.tcmud]\n\tkey = %s\n' \
-	"$(ceph-authtool -p -n client.tcmud "$TCMUD_CEPH_KEYRING")" > /etc/ceph/ceph.client.tcmud.keyring)
+opts=$(etc_ceph_gateway)
 rbd_image $name 64M
-cfg="$TCMUD_CEPH_POOL/$name;conf=/etc/ceph/ceph.conf;id=tcmud"
+cfg="$TCMUD_CEPH_POOL/$name$opts"
 t0=$(date +%s)
 set +e
 out=$(try_create_user_backstore "$(scaled 120)" $name rbd "$cfg" $((64 << 20)) $name-serial)
