@@ -38,23 +38,15 @@ command_task emulate_compare_and_write(command &cmd)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
 	const logical_unit &lu = cmd.lu();
-	uint64_t lba = get_be64(cdb, 2);
-	uint8_t blocks = cdb[13];
-	// Above MAXIMUM COMPARE AND WRITE LENGTH (VPD 0xb0) is an invalid field.
-	if (blocks > lu.config().max_compare_and_write_blocks) {
-		finish_invalid_cdb(cmd, 13);
+	// NUMBER OF LOGICAL BLOCKS is byte 13 (bytes 10-12 are reserved); above
+	// MAXIMUM COMPARE AND WRITE LENGTH (VPD 0xb0) it is an invalid field.
+	const lba_fields f{.lba = get_be64(cdb, 2), .blocks = cdb[13], .length_byte = 13};
+	if (!open_transfer(cmd, f, {.max_blocks = lu.config().max_compare_and_write_blocks,
+				    .data = transfer_data::each_block_twice}))
 		co_return;
-	}
-	if (!check_lba_range(cmd, lba, blocks))
-		co_return;
-	// SBC-4: NUMBER OF LOGICAL BLOCKS 0 is not an error; nothing happens.
-	if (blocks == 0) {
-		cmd.finish_good();
-		co_return;
-	}
+	const uint64_t lba = f.lba;
+	const uint32_t blocks = f.blocks;
 	uint64_t bytes = uint64_t{blocks} * lu.block_size();
-	if (!check_data_length(cmd, 2 * bytes))
-		co_return;
 	bool fua = write_through(cmd, lu.write_cache_enabled());
 	uint64_t offset = lba * lu.block_size();
 

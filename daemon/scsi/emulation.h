@@ -127,12 +127,34 @@ inline bool write_through(const command &cmd, bool write_cache_enabled)
 	return ((cdb[0] >> 5) != 0 && (cdb[1] & CDB_FUA)) || !write_cache_enabled;
 }
 
+// The opening checks of every command that moves a range of blocks: READ,
+// WRITE, VERIFY, WRITE AND VERIFY, ORWRITE, WRITE SAME, COMPARE AND WRITE,
+// WRITE ATOMIC. The caller decodes its CDB into lba_fields (decode_lba_fields,
+// or its own layout) and says what its data buffer must hold.
+enum class transfer_data : uint8_t {
+	each_block,       // one block per block moved (READ, WRITE, ...)
+	each_block_twice, // compare then write data (COMPARE AND WRITE)
+	one_block,        // a single block (WRITE SAME, VERIFY with BYTCHK 11b)
+	none,             // no data (VERIFY with BYTCHK 00b, WRITE SAME with NDOB)
+};
+struct transfer_rules {
+	uint64_t max_blocks;      // the command's limit (Block Limits VPD)
+	transfer_data data = transfer_data::each_block;
+	bool zero_blocks_invalid = false; // WRITE SAME: WSNZ = 1
+};
+// In this order, each finishing the command with its sense: the length
+// above max_blocks (or zero where zero_blocks_invalid): INVALID FIELD IN
+// CDB at the length's byte; the range past the capacity: LBA OUT OF
+// RANGE; a zero length: GOOD, nothing moved; a data buffer shorter than
+// the data the CDB implies: INVALID FIELD IN COMMAND INFORMATION UNIT.
+// True when the command goes on.
+bool open_transfer(command &cmd, const lba_fields &f, const transfer_rules &rules);
+
 // Each of these finishes the command with the matching sense and returns
 // false when the check fails.
 bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks);
 // The same against a capacity the caller read once (a resize may change it).
 bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks, uint64_t capacity);
-bool check_transfer_length(command &cmd, const lba_fields &f);
 // The data buffer must hold at least `bytes` (the ring sizes it from the
 // initiator's expected length, which can disagree with the CDB).
 bool check_data_length(command &cmd, uint64_t bytes);

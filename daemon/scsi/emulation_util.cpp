@@ -54,14 +54,30 @@ bool check_lba_range(command &cmd, uint64_t lba, uint64_t blocks, uint64_t capac
 	return false;
 }
 
-// SBC-4 6.6.4: a transfer length above MAXIMUM TRANSFER LENGTH is an
-// invalid field in the CDB.
-bool check_transfer_length(command &cmd, const lba_fields &f)
+// SBC-4 6.6.4: a length above the Block Limits VPD's maximum for the
+// command is an invalid field in the CDB; SBC-4 4.16: a transfer length of
+// zero is not an error (nothing moves), except where WSNZ says so.
+bool open_transfer(command &cmd, const lba_fields &f, const transfer_rules &rules)
 {
-	if (f.blocks <= cmd.lu().max_transfer_blocks())
-		return true;
-	finish_invalid_cdb(cmd, f.length_byte);
-	return false;
+	if (f.blocks > rules.max_blocks || (f.blocks == 0 && rules.zero_blocks_invalid)) {
+		finish_invalid_cdb(cmd, f.length_byte);
+		return false;
+	}
+	if (!check_lba_range(cmd, f.lba, f.blocks))
+		return false;
+	if (f.blocks == 0) {
+		cmd.finish_good();
+		return false;
+	}
+	const uint64_t bs = cmd.lu().block_size();
+	uint64_t data = 0;
+	switch (rules.data) {
+	case transfer_data::each_block: data = f.blocks * bs; break;
+	case transfer_data::each_block_twice: data = 2 * f.blocks * bs; break;
+	case transfer_data::one_block: data = bs; break;
+	case transfer_data::none: break;
+	}
+	return check_data_length(cmd, data);
 }
 
 // The kernel rejects a WRITE whose expected data length disagrees with its

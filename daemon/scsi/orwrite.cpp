@@ -23,15 +23,9 @@ constexpr uint64_t CHUNK_BYTES = 128 * 1024;
 command_task emulate_orwrite(command &cmd)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
-	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
+	if (!open_transfer(cmd, f, {.max_blocks = cmd.lu().max_transfer_blocks()}))
 		co_return;
-	if (f.blocks == 0) {
-		cmd.finish_good();
-		co_return;
-	}
 	uint32_t bs = cmd.lu().block_size();
-	if (!check_data_length(cmd, uint64_t{f.blocks} * bs))
-		co_return;
 	bool fua = write_through(cmd, cmd.lu().write_cache_enabled());
 
 	co_await lock_exclusive(cmd, f.lba, f.blocks);

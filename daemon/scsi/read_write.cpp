@@ -18,15 +18,7 @@ namespace {
 bool prepare_transfer(command &cmd)
 {
 	lba_fields f = decode_lba_fields(cmd.cdb());
-	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
-		return false;
-	uint64_t bytes = uint64_t{f.blocks} * cmd.lu().block_size();
-	// SBC-4: a transfer length of zero is not an error; nothing moves.
-	if (bytes == 0) {
-		cmd.finish_good();
-		return false;
-	}
-	if (!check_data_length(cmd, bytes))
+	if (!open_transfer(cmd, f, {.max_blocks = cmd.lu().max_transfer_blocks()}))
 		return false;
 	cmd.work().lba = f.lba;
 	cmd.work().blocks = f.blocks;

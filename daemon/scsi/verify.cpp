@@ -50,18 +50,12 @@ command_task verify(command &cmd, uint8_t check, verify_kind kind)
 {
 	const bool write = kind == verify_kind::write_and_verify;
 	lba_fields f = decode_lba_fields(cmd.cdb());
-	if (!check_transfer_length(cmd, f) || !check_lba_range(cmd, f.lba, f.blocks))
+	transfer_data data = check == BYTCHK_ONE_BLOCK		   ? transfer_data::one_block
+			     : check == BYTCHK_NONE && !write ? transfer_data::none
+							       : transfer_data::each_block;
+	if (!open_transfer(cmd, f, {.max_blocks = cmd.lu().max_transfer_blocks(), .data = data}))
 		co_return;
-	if (f.blocks == 0) {
-		cmd.finish_good();
-		co_return;
-	}
 	uint32_t bs = cmd.lu().block_size();
-	uint64_t data_blocks = check == BYTCHK_ONE_BLOCK ? 1
-			       : check == BYTCHK_NONE && !write ? 0
-							       : f.blocks;
-	if (!check_data_length(cmd, data_blocks * bs))
-		co_return;
 
 	if (write) {
 		co_await lock_shared(cmd, f.lba, f.blocks);

@@ -59,19 +59,10 @@ command_task emulate_write_atomic(command &cmd)
 		finish_invalid_cdb(cmd, 12);
 		co_return;
 	}
-	if (blocks > lu.max_atomic_transfer_blocks()) {
-		finish_invalid_cdb(cmd, 12);
+	if (!open_transfer(cmd, {.lba = lba, .blocks = blocks, .length_byte = 12},
+			   {.max_blocks = lu.max_atomic_transfer_blocks()}))
 		co_return;
-	}
-	if (!check_lba_range(cmd, lba, blocks))
-		co_return;
-	if (blocks == 0) {
-		cmd.finish_good();
-		co_return;
-	}
 	uint64_t bytes = uint64_t{blocks} * lu.block_size();
-	if (!check_data_length(cmd, bytes))
-		co_return;
 	bool fua = write_through(cmd, lu.write_cache_enabled());
 
 	// Announced before the range is taken and anything is written, so a

@@ -25,9 +25,9 @@ constexpr uint8_t NDOB_BIT = 0x01;  // WRITE SAME(16) only
 // Well under IOV_MAX (1024): one iovec per block, all pointing at the bounce.
 constexpr uint64_t PATTERN_CHUNK = 256;
 
-// Loads the block to write into the bounce buffer; false if the command
-// was finished because the buffer is too short.
-bool load_block(command &cmd, bool ndob)
+// Loads the block to write into the bounce buffer: zeroes with NDOB, else
+// the data-out buffer's one block (open_transfer checked it is there).
+void load_block(command &cmd, bool ndob)
 {
 	uint32_t bs = cmd.lu().block_size();
 	bounce_buffer &bounce = cmd.bounce();
@@ -35,12 +35,9 @@ bool load_block(command &cmd, bool ndob)
 		bounce.resize(bs);
 	if (ndob) {
 		std::fill_n(bounce.begin(), bs, 0);
-		return true;
+		return;
 	}
-	if (!check_data_length(cmd, bs))
-		return false;
 	copy_from_iovs(cmd.data(), 0, std::span<uint8_t>(bounce.data(), bs));
-	return true;
 }
 
 write_same_mode choose_mode(const command &cmd, bool unmap, bool zero)
@@ -63,12 +60,11 @@ command_task emulate_write_same(command &cmd)
 	bool ndob = cdb[0] == WRITE_SAME_16 && (cdb[1] & NDOB_BIT);
 	// WSNZ = 1 in VPD 0xb0: zero blocks ("to the end") is refused, as is
 	// more than MAXIMUM WRITE SAME LENGTH.
-	if (f.blocks == 0 || f.blocks > lu.config().max_write_same_blocks) {
-		finish_invalid_cdb(cmd, f.length_byte);
+	if (!open_transfer(cmd, f, {.max_blocks = lu.config().max_write_same_blocks,
+				    .data = ndob ? transfer_data::none : transfer_data::one_block,
+				    .zero_blocks_invalid = true}))
 		co_return;
-	}
-	if (!check_lba_range(cmd, f.lba, f.blocks) || !load_block(cmd, ndob))
-		co_return;
+	load_block(cmd, ndob);
 	uint32_t bs = lu.block_size();
 	std::span<const uint8_t> block(cmd.bounce().data(), bs);
 	bool zero = std::all_of(block.begin(), block.end(), [](uint8_t b) { return b == 0; });
