@@ -11,8 +11,10 @@
 #   --checkpatch   run the source's scripts/checkpatch.pl --strict on every
 #                  patch first and fail on any message
 #   --dkms-tree D  also write a self-contained DKMS source tree to D
-#   --kernel K     stock (default) or debug: build against the lockdep/KASAN
-#                  kernel's object tree (scripts/debug-kernel.sh) instead
+#   --kernel K     stock (default); newest: the newest 6.12 upload
+#                  (scripts/kernel.pin, its own linux-source and headers);
+#                  debug: build against the lockdep/KASAN kernel's object
+#                  tree (scripts/debug-kernel.sh) instead
 #
 # TCMUD_KMOD_PATCHES="patches/0001-... extra/0001-..." applies exactly
 # those patches (relative to kmod/) instead of kmod/patches/*.patch: a
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--checkpatch) checkpatch=1 ;;
 	--dkms-tree) dkms_tree=$2; shift ;;
 	--kernel) kernel=$2; shift ;;
-	-*) echo "usage: $0 [--stock] [--checkpatch] [--dkms-tree DIR] [--kernel debug] OUTDIR" >&2; exit 2 ;;
+	-*) echo "usage: $0 [--stock] [--checkpatch] [--dkms-tree DIR] [--kernel newest|debug] OUTDIR" >&2; exit 2 ;;
 	*) out=$1 ;;
 	esac
 	shift
@@ -45,8 +47,13 @@ log() { echo "kmod: $*" >&2; }
 
 case $kernel in
 stock) eval "$("$top/scripts/kernel-cache.sh")" ;;
+newest)
+	# shellcheck source=../scripts/kernel.pin
+	. "$top/scripts/kernel.pin"
+	eval "$("$top/scripts/kernel-cache.sh" "$TCMUD_KERNEL_NEWEST_ABI" "$TCMUD_KERNEL_NEWEST_DEB_VERSION")"
+	;;
 debug) eval "$("$top/scripts/debug-kernel.sh")" ;;
-*) echo "kmod: --kernel is stock or debug" >&2; exit 2 ;;
+*) echo "kmod: --kernel is stock, newest or debug" >&2; exit 2 ;;
 esac
 : "${TCMUD_KERNEL_HEADERS:?}" "${TCMUD_KERNEL_SOURCE_TARBALL:?}" "${TCMUD_KERNEL_ABI:?}"
 

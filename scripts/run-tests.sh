@@ -150,6 +150,9 @@ stage "VM stock boot"
 # The stock-ring path on Debian 12's default kernel, 6.1 (a subset).
 run_vm_suite tests/vm/stock-6.1.list --kernel 6.1
 stage "VM 6.1 boot"
+# And on the newest 6.12 upload, what the next kernel update brings.
+run_vm_suite tests/vm/stock-newest.list --kernel newest
+stage "VM newest 6.12 boot"
 # The rbd backstore against a one-node Ceph that this boot brings up on the
 # host (scripts/ceph-testbed.sh, bluestore: the OSD restarts under I/O keep
 # the data); its bring-up times are printed and kept in the run's out dir.
