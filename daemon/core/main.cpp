@@ -27,7 +27,7 @@
 #include "control/control_server.h"
 #include "core/device_registry.h"
 #include "core/device_reports.h"
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "core/instance_lock.h"
 #include "core/log_file.h"
 #include "core/tcmu_device.h"

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "core/device_copy_target.h"
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "ring/command_size_limit.h"
 #include "ring/mailbox.h"
 #include "device/uio_holders.h"

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "uio_standin.h"
 
 namespace tcmud::test {

@@ -22,7 +22,7 @@
 
 #include "control/control_client.h"
 #include "control/control_server.h"
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "core/queue_worker.h"
 #include "kernel_ring_model.h"
 #include "worker_rig.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "core/queue_worker.h"
 #include "kernel_mq_model.h"
 #include "worker_rig.h"

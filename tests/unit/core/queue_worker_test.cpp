@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "core/queue_worker.h"
 #include "kernel_ring_model.h"
 #include "uio_standin.h"

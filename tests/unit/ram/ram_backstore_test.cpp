@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "ram/ram_backstore.h"
 #include "tcmud/io_engine.h"
 

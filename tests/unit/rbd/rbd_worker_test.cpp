@@ -3,7 +3,7 @@
 // io_uring polling the rbd queue's eventfd next to the ring doorbell), the
 // SCSI layer and the rbd backstore, fed through the in-process ring model.
 // What an initiator would see: status, sense and data.
-#include "core/handler_registry.h"
+#include "handler_registry.h"
 #include "log/log.h"
 #include "rbd_test_util.h"
 #include "scsi/logical_unit.h"
