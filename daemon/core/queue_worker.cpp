@@ -222,10 +222,10 @@ setup_result<void> queue_worker::setup_on_thread()
 		return engine.error();
 	engine_ = std::move(*engine);
 	register_data_area();
-	// The backstore has logged its reason (backstore.h: open_queue).
-	backstore_queue_ = params_.store->open_queue(*engine_);
-	if (!backstore_queue_)
-		return setup_error{EIO, "the backstore could not open a queue"};
+	auto opened = params_.store->open_queue(*engine_);
+	if (!opened)
+		return opened.error();
+	backstore_queue_ = std::move(*opened);
 
 	size_t n = params_.ring.max_in_flight;
 	slots_ = std::make_unique<slot[]>(n);

@@ -403,7 +403,7 @@ void tcmu_device::register_copy_target()
 			 "not reachable by EXTENDED COPY from other devices");
 		return;
 	}
-	copy_target_ = std::make_shared<device_copy_target>(store_, lu_);
+	copy_target_ = std::make_shared<device_copy_target>(store_, lu_, prefix_);
 	scsi::copy_target_registry::global().add(*naa, {info_.name.hba, info_.name.device},
 						 copy_target_);
 }

@@ -248,7 +248,7 @@ setup_result<std::unique_ptr<file_backstore>> file_backstore::open(const backsto
 		cfg.log_prefix));
 }
 
-std::unique_ptr<backstore_queue> file_backstore::open_queue(io_engine &engine)
+setup_result<std::unique_ptr<backstore_queue>> file_backstore::open_queue(io_engine &engine)
 {
 	auto q = std::make_unique<file_queue>(engine, fd_.get(), size_, caps_, log_prefix_);
 	// A large buffered transfer is mostly a page-cache copy. Done inline, a

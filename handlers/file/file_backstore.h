@@ -21,7 +21,7 @@ public:
 
 	uint64_t size_bytes() const override { return size_.load(std::memory_order_acquire); }
 	backstore_caps caps() const override { return caps_; }
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override;
 	setup_result<void> resize(uint64_t new_size) override;
 
 	bool direct() const { return direct_; }

@@ -80,7 +80,7 @@ backstore_caps ram_backstore::caps() const
 	return c;
 }
 
-std::unique_ptr<backstore_queue> ram_backstore::open_queue(io_engine &)
+setup_result<std::unique_ptr<backstore_queue>> ram_backstore::open_queue(io_engine &)
 {
 	return std::make_unique<ram_queue>(*this);
 }

@@ -29,7 +29,7 @@ public:
 
 	uint64_t size_bytes() const override { return memory_.bytes().size(); }
 	backstore_caps caps() const override;
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override;
 
 	// The queue's work, on whichever queue thread calls it. 0 or the bytes
 	// moved, or -EIO for a range outside the device.

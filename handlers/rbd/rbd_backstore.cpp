@@ -477,24 +477,20 @@ setup_result<void> rbd_backstore::resize(uint64_t new_size)
 	return {};
 }
 
-std::unique_ptr<backstore_queue> rbd_backstore::open_queue(io_engine &engine)
+setup_result<std::unique_ptr<backstore_queue>> rbd_backstore::open_queue(io_engine &engine)
 {
 	// Shared handle: the queue asks io_image() per request (it changes
 	// when the image is reopened).
 	rbd_image_t image = nullptr;
 	if (options_.handle_per_queue) {
 		auto opened = session_->open_image();
-		if (!opened) {
-			log_error(log_prefix_, "%s", opened.error().what().c_str());
-			return nullptr;
-		}
+		if (!opened)
+			return opened.error();
 		image = *opened;
 	}
 	auto q = rbd_queue::open(*this, engine, image, options_.handle_per_queue);
-	if (!q) {
-		log_error(log_prefix_, "%s", q.error().what().c_str());
-		return nullptr;
-	}
+	if (!q)
+		return q.error();
 	return std::move(*q);
 }
 

@@ -101,7 +101,7 @@ public:
 	uint64_t size_bytes() const override { return size_.load(std::memory_order_acquire); }
 	backstore_caps caps() const override { return caps_; }
 	setup_result<void> resize(uint64_t new_size) override;
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override;
 	// state: "owner", "standby", "lost", "fenced", or "serving" for an
 	// image without the exclusive-lock feature; the holder as the keeper
 	// last saw it (at most lock_poll old in standby and lost).

@@ -190,8 +190,9 @@ public:
 	// Required; a queue thread: that queue's worker when it starts, or the
 	// queue running an EXTENDED COPY that names this device, with the
 	// copying queue's engine. A per-queue I/O channel submitting through
-	// `engine`, used on that thread only; nullptr if it cannot open one.
-	virtual std::unique_ptr<backstore_queue> open_queue(io_engine &engine) = 0;
+	// `engine`, used on that thread only; or why not, as open() says it
+	// (the caller logs it with the device's prefix, once).
+	virtual setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) = 0;
 	// Optional (default: serving, no lock); control thread, for the
 	// control socket. What the backstore last saw, without I/O.
 	virtual backstore_status status() const { return {}; }

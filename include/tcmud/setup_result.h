@@ -12,6 +12,7 @@
 // saves errno before the string is built (and perhaps allocated).
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -40,6 +41,15 @@ class [[nodiscard]] setup_result {
 public:
 	setup_result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
 	setup_result(setup_error e) : v_(std::in_place_index<1>, std::move(e)) {}
+	// From what T converts from (a derived class's unique_ptr into a
+	// base's): one conversion, as returning T itself would be.
+	template <class U>
+		requires(!std::is_same_v<std::remove_cvref_t<U>, T> &&
+			 !std::is_same_v<std::remove_cvref_t<U>, setup_error> &&
+			 std::is_convertible_v<U &&, T>)
+	setup_result(U &&value) : v_(std::in_place_index<0>, T(std::forward<U>(value)))
+	{
+	}
 
 	bool ok() const { return v_.index() == 0; }
 	explicit operator bool() const { return ok(); }

@@ -72,7 +72,7 @@ uint64_t run_queue(rbd_backstore &store, unsigned depth, bool write, double seco
 	if (!created)
 		return 0;
 	auto engine = std::move(*created);
-	auto queue = store.open_queue(*engine);
+	auto queue = std::move(*store.open_queue(*engine));
 	runner r;
 	r.queue = queue.get();
 	r.write = write;

@@ -102,7 +102,7 @@ private:
 
 held_backstore::held_backstore(uint64_t bytes) : bytes_(bytes) {}
 
-std::unique_ptr<backstore_queue> held_backstore::open_queue(io_engine &engine)
+setup_result<std::unique_ptr<backstore_queue>> held_backstore::open_queue(io_engine &engine)
 {
 	return std::make_unique<queue>(*this, engine);
 }

@@ -31,7 +31,7 @@ public:
 
 	uint64_t size_bytes() const override { return bytes_.size(); }
 	backstore_caps caps() const override { return {}; }
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override;
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override;
 
 	void hold(bool on) { hold_.store(on); }
 	// Requests waiting on the pipe now.

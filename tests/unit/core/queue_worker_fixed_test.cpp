@@ -74,12 +74,12 @@ public:
 	explicit recorded_store(backstore &real) : real_(real) {}
 	uint64_t size_bytes() const override { return real_.size_bytes(); }
 	backstore_caps caps() const override { return real_.caps(); }
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override
 	{
 		auto q = real_.open_queue(engine);
 		if (!q)
 			return q;
-		return std::make_unique<recorded_queue>(std::move(q), record);
+		return std::make_unique<recorded_queue>(std::move(*q), record);
 	}
 	queue_record record;
 

@@ -174,7 +174,7 @@ public:
 	}
 	uint64_t size_bytes() const override { return blocks * block; }
 	backstore_caps caps() const override { return {}; }
-	std::unique_ptr<backstore_queue> open_queue(io_engine &engine) override
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &engine) override
 	{
 		return std::make_unique<queue>(*this, engine);
 	}
@@ -327,7 +327,10 @@ class refusing_store final : public backstore {
 public:
 	uint64_t size_bytes() const override { return blocks * block; }
 	backstore_caps caps() const override { return {}; }
-	std::unique_ptr<backstore_queue> open_queue(io_engine &) override { return nullptr; }
+	setup_result<std::unique_ptr<backstore_queue>> open_queue(io_engine &) override
+	{
+		return setup_error{ENOSPC, "no queue for you"};
+	}
 };
 
 // start()'s refusal of a worker on `model`'s ring as queue 3.
@@ -368,12 +371,12 @@ TEST_CASE("queue worker: start() on a bad mailbox says which queue and why")
 	CHECK(e.what() == "queue 3: unusable mailbox: mailbox version is not 2: Protocol error");
 }
 
-TEST_CASE("queue worker: start() fails, naming the queue, when the backstore opens none")
+TEST_CASE("queue worker: start() fails with the backstore's own reason, naming the queue")
 {
 	set_log_level(log_level::error);
 	kernel_ring_model model;
 	refusing_store store;
 	setup_error e = start_error(model, store);
-	CHECK(e.error == EIO);
-	CHECK(e.what() == "queue 3: the backstore could not open a queue: Input/output error");
+	CHECK(e.error == ENOSPC);
+	CHECK(e.what() == "queue 3: no queue for you: No space left on device");
 }

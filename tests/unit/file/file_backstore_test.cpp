@@ -118,7 +118,7 @@ TEST_CASE("resize with extend=1 grows the file, and queues admit the new range",
 	log_capture log;
 	auto store = open_store(file.path() + ";extend=1", 1 << 20);
 	auto engine = make_engine();
-	auto queue = store->open_queue(*engine);
+	auto queue = std::move(*store->open_queue(*engine));
 
 	std::vector<char> buf(4096, 'x');
 	iovec iov{buf.data(), buf.size()};
@@ -154,7 +154,7 @@ TEST_CASE("shrinking never truncates the file; queues refuse the cut-off tail", 
 	log_capture log;
 	auto store = open_store(file.path(), 2 << 20);
 	auto engine = make_engine();
-	auto queue = store->open_queue(*engine);
+	auto queue = std::move(*store->open_queue(*engine));
 	REQUIRE(store->resize(1 << 20));
 	CHECK(store->size_bytes() == (1 << 20));
 	CHECK(file.size() == (2 << 20)); // the data past the new end is still there

@@ -26,7 +26,7 @@ struct queue_fixture {
 	std::unique_ptr<uring_engine> engine = make_engine();
 	gated_engine gate{*engine};
 	std::unique_ptr<backstore> store = open_store(file.path(), dev_size);
-	std::unique_ptr<backstore_queue> queue = store->open_queue(gate);
+	std::unique_ptr<backstore_queue> queue = std::move(*store->open_queue(gate));
 	file_queue &fq() { return static_cast<file_queue &>(*queue); }
 };
 

@@ -69,7 +69,7 @@ struct fixed_fixture {
 			reg = std::move(*r);
 		}
 		store = open_store(file.path(), dev_size);
-		queue = store->open_queue(gate);
+		queue = std::move(*store->open_queue(gate));
 	}
 	~fixed_fixture()
 	{
@@ -150,7 +150,7 @@ TEST_CASE("an area over 1 GiB: the range is cut at its buffer's end and indexed"
 	const auto base = reinterpret_cast<uintptr_t>(area.p) + 4096 - gib;
 	gate.pretend_area = fixed_buffer_area{base, 2 * gib};
 	auto store = open_store(file.path(), dev_size);
-	auto queue = store->open_queue(gate);
+	auto queue = std::move(*store->open_queue(gate));
 	auto &fq = static_cast<file_queue &>(*queue);
 	REQUIRE(fq.uses_fixed_buffers());
 
@@ -334,9 +334,10 @@ int refused_registration_child()
 	if (!store)
 		return 17;
 	gated_engine gate(**engine);
-	auto queue = (*store)->open_queue(gate);
-	if (!queue || static_cast<file_queue &>(*queue).uses_fixed_buffers())
+	auto opened = (*store)->open_queue(gate);
+	if (!opened || static_cast<file_queue &>(**opened).uses_fixed_buffers())
 		return 18;
+	auto queue = std::move(*opened);
 	std::vector<char> data = pattern(8192, 4);
 	std::copy(data.begin(), data.end(), area.at(0));
 	iovec iov{area.at(0), 8192};

@@ -50,7 +50,7 @@ struct queue_fixture {
 	explicit queue_fixture(const std::string &options = "")
 	{
 		store = open_store(file.path() + options, dev_size);
-		queue = store->open_queue(gate);
+		queue = std::move(*store->open_queue(gate));
 	}
 };
 

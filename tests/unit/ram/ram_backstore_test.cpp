@@ -122,7 +122,7 @@ TEST_CASE("ram: reads return what was written, untouched space reads as zeroes",
 	auto store = open_ram(8 << 20);
 	CHECK(store->size_bytes() == 8 << 20);
 	no_engine engine;
-	auto q = store->open_queue(engine);
+	auto q = std::move(*store->open_queue(engine));
 	std::vector<uint8_t> data(8192);
 	for (size_t i = 0; i < data.size(); ++i)
 		data[i] = uint8_t(i * 7 + 1);
@@ -142,7 +142,7 @@ TEST_CASE("ram: discard and write_zeroes clear exactly their range", "[ram]")
 	CHECK(store->caps().discard_zeroes);
 	CHECK(store->caps().write_zeroes);
 	no_engine engine;
-	auto q = store->open_queue(engine);
+	auto q = std::move(*store->open_queue(engine));
 	std::vector<uint8_t> ones(64 << 10, 0xff);
 	REQUIRE(run(*q, block_op::write, 0, &ones) == int64_t(ones.size()));
 	// Unaligned to pages on both ends: the head and tail are cleared by
@@ -162,7 +162,7 @@ TEST_CASE("ram: a request past the end fails with EIO and moves nothing", "[ram]
 {
 	auto store = open_ram(1 << 20);
 	no_engine engine;
-	auto q = store->open_queue(engine);
+	auto q = std::move(*store->open_queue(engine));
 	std::vector<uint8_t> buf(4096, 0x5a);
 	CHECK(run(*q, block_op::write, (1 << 20) - 2048, &buf) == -EIO);
 	CHECK(run(*q, block_op::discard, (1 << 20) - 512, nullptr, 1024) == -EIO);

@@ -116,8 +116,10 @@ struct rbd_fixture {
 		auto created = uring_engine::create({});
 		REQUIRE(created);
 		engine = std::move(*created);
-		queue = store->open_queue(*engine);
-		REQUIRE(queue);
+		auto opened = store->open_queue(*engine);
+		INFO((opened ? "" : opened.error().what()));
+		REQUIRE(opened);
+		queue = std::move(*opened);
 	}
 	~rbd_fixture()
 	{
