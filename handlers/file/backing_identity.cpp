@@ -12,6 +12,7 @@
 
 #include "file/nofollow_open.h"
 #include "log/log.h"
+#include "tcmud/write_all.h"
 
 namespace tcmud {
 namespace {
@@ -51,18 +52,6 @@ setup_result<unique_fd> open_record_dir(const std::string &dir)
 	return open_nofollow(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-bool write_all(int fd, std::string_view text)
-{
-	while (!text.empty()) {
-		ssize_t n = write(fd, text.data(), text.size());
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		text.remove_prefix(static_cast<size_t>(n));
-	}
-	return true;
-}
 
 // The whole of a small file, or why not.
 setup_result<std::string> read_small_file(const std::string &path)

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "tcmud/write_all.h"
+
 namespace tcmud::ctl {
 namespace {
 
@@ -52,18 +54,6 @@ int64_t now_ms()
 	return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
 }
 
-bool write_all(int fd, std::string_view s)
-{
-	while (!s.empty()) {
-		ssize_t n = write(fd, s.data(), s.size());
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		s.remove_prefix(size_t(n));
-	}
-	return true;
-}
 
 } // namespace
 
