@@ -28,8 +28,8 @@ ctl="$TCMUD_BUILD/tools/tcmudctl/tcmudctl"
 expect_eq "$(stat -c %a /run/tcmud/tcmud.sock)" 600 "control socket mode"
 listing=$("$ctl" list) || fail "tcmudctl list"
 log "tcmudctl list:"$'\n'"$listing"
-expect_match "$listing" "diska +user_0 +uio[0-9]+ +file +134217728 +512 +1 serving +/tmp/a.img" "list diska"
-expect_match "$listing" "diskb +user_0 +uio[0-9]+ +file +134217728 +512 +1 serving +/tmp/b.img" "list diskb"
+expect_match "$listing" "diska +user_0 +uio[0-9]+ +file +134217728 +512 +1 serving +- +/tmp/a.img" "list diska"
+expect_match "$listing" "diskb +user_0 +uio[0-9]+ +file +134217728 +512 +1 serving +- +/tmp/b.img" "list diskb"
 expect_eq "$("$ctl" list --json | jq -c '[.devices[] | [.name, .nr_queues]] | sort')" \
 	'[["diska",1],["diskb",1]]' "list --json"
 fio --name=stats --filename="$a" --direct=1 --ioengine=libaio --iodepth=8 --rw=randrw \
