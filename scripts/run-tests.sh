@@ -82,8 +82,10 @@ stage "build + unit and lint tests"
 # The unit tests again with ASan+UBSan (gcc; any report fails the test), and
 # the range-lock and multi-queue tests (scsi, core) with TSan. The ASan
 # build's tcmud also serves the VM boot of tests/vm/asan.list below.
+# -O1, as ASan's own documentation suggests: its build is a quarter of the
+# run, and -O2's compile took 815 s of it against 605 s (2 cores).
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-if setup "$build-asan" -Db_sanitize=address,undefined && ninja -C "$build-asan"; then
+if setup "$build-asan" -Db_sanitize=address,undefined -Doptimization=1 && ninja -C "$build-asan"; then
 	LSAN_OPTIONS=suppressions=$PWD/tests/unit/lsan.supp \
 		meson test -C "$build-asan" --suite unit --print-errorlogs --timeout-multiplier 3
 	count "$build-asan"
