@@ -181,20 +181,35 @@ TEST_CASE("rbd lock: while another gateway owns the image, writes are refused", 
 	CHECK(f.read(0, 4096) == ours);
 }
 
+// Two tcmud gateways on one fresh image, each with its own rados client,
+// image handle and lock, as two daemons would have them: a opens first and
+// owns the lock, b waits in standby (BUSY grace 1 s, lock polled every
+// 200 ms). a is a pointer so that a test can make that gateway go away.
+struct two_gateways {
+	static rbd_open_options options()
+	{
+		rbd_open_options opts;
+		opts.standby_grace = 1s;
+		opts.lock_poll = 200ms;
+		return opts;
+	}
+	admin_client admin;
+	std::string name = admin.create(image_size);
+	std::string cfg = "rbd/" + name + ";conf=" + ceph_conf();
+	std::unique_ptr<rbd_fixture> a =
+		std::make_unique<rbd_fixture>(open_rbd(cfg, image_size, options()));
+	rbd_fixture b{open_rbd(cfg, image_size, options())};
+};
+
 // What tcmudctl and the metrics show of two gateways on one image: the
 // owner says so and names itself as the cluster names it; the standby
 // names the same holder; when the owner goes, the standby's status follows
 // within a lock poll or two, now naming itself.
 TEST_CASE("rbd status: each gateway reports its state and the same lock owner", "[rbd][lock]")
 {
-	admin_client admin;
-	std::string name = admin.create(image_size);
-	const std::string cfg = "rbd/" + name + ";conf=" + ceph_conf();
-	rbd_open_options opts;
-	opts.standby_grace = 1s;
-	opts.lock_poll = 200ms;
-	auto a = std::make_unique<rbd_fixture>(open_rbd(cfg, image_size, opts));
-	rbd_fixture b(open_rbd(cfg, image_size, opts));
+	two_gateways g;
+	auto &a = g.a;
+	rbd_fixture &b = g.b;
 	backstore_status sa = a->store->status(), sb = b.store->status();
 	INFO("a: " << sa.state << " " << sa.lock_owner << "; b: " << sb.state << " " << sb.lock_owner);
 	CHECK(sa.state == "owner");
@@ -234,14 +249,9 @@ TEST_CASE("rbd status: no exclusive-lock feature, no lock owner", "[rbd][lock]")
 TEST_CASE("rbd lock: two tcmud gateways race on one image; the loser writes nothing",
 	  "[rbd][lock]")
 {
-	admin_client admin;
-	std::string name = admin.create(image_size);
-	const std::string cfg = "rbd/" + name + ";conf=" + ceph_conf();
-	rbd_open_options opts;
-	opts.standby_grace = 1s;
-	opts.lock_poll = 200ms;
-	auto a = std::make_unique<rbd_fixture>(open_rbd(cfg, image_size, opts));
-	rbd_fixture b(open_rbd(cfg, image_size, opts));
+	two_gateways g;
+	auto &a = g.a;
+	rbd_fixture &b = g.b;
 	REQUIRE(a->store->lock_state() == rbd_lock_state::owner);
 	REQUIRE(b.store->lock_state() == rbd_lock_state::standby);
 
@@ -287,7 +297,7 @@ TEST_CASE("rbd lock: two tcmud gateways race on one image; the loser writes noth
 		      std::count(lost.begin(), lost.end(), -EROFS) ==
 	      ssize_t(lost.size()));
 	// The image, read by a third client: the owner's blocks, every one.
-	rbd_image_t img = admin.open(name);
+	rbd_image_t img = g.admin.open(g.name);
 	for (int i = 0; i < blocks; i++) {
 		std::vector<char> seen(4096);
 		REQUIRE(rbd_read(img, uint64_t(i) * 4096, seen.size(), seen.data()) == 4096);
