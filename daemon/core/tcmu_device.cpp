@@ -11,9 +11,11 @@
 #include <cstring>
 
 #include "core/device_copy_target.h"
+#include "device/alua_configfs.h"
 #include "handler_registry.h"
 #include "ring/command_size_limit.h"
 #include "ring/mailbox.h"
+#include "device/alua_configfs.h"
 #include "device/uio_holders.h"
 #include "log/log.h"
 #include "ring/tcmu_abi.h"
@@ -139,10 +141,31 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 		auto s = cfg.unit_serial();
 		return s ? std::move(*s) : std::string();
 	};
+	// ALUA: configfs's groups, read when an initiator asks (ceph-iscsi adds
+	// them after the device exists), with the lock owner's group on top;
+	// the backstore learns which group is ours and whether to take the
+	// lock over when writes come here (implicit failover).
+	lc.port_groups = [cfg = configfs_, roots = roots_, store = store_,
+			  prefix = prefix_] {
+		auto read = read_target_port_groups(cfg.dir(), roots);
+		if (!read) {
+			log_warn(prefix, "ALUA groups unreadable, reported as none: %s",
+				 read.error().what().c_str());
+			return scsi::target_port_groups{};
+		}
+		const bool ours = !read->groups.empty() && read->have_local_port;
+		store->set_local_port_group(ours ? std::optional<uint16_t>(read->local_group)
+						 : std::nullopt,
+					    ours && (read->tpgs & scsi::TPGS_IMPLICIT));
+		return scsi::with_lock_owner(std::move(*read), store->owner_port_group());
+	};
 	auto lu = scsi::logical_unit::create(std::move(lc));
 	if (!lu)
 		return setup_error{lu.error().error, "unusable geometry: " + lu.error().message};
 	lu_ = std::move(*lu);
+	// A daemon restarted under a logged-in initiator: the backstore knows
+	// its group before the next REPORT TARGET PORT GROUPS.
+	(void)lu_->port_groups();
 	return {};
 }
 

@@ -57,6 +57,7 @@ command_task emulate_extended_copy(command &cmd);
 void emulate_receive_copy_results(command &cmd, int64_t);
 // report_opcodes.cpp
 void emulate_report_supported_opcodes(command &cmd, int64_t);
+void emulate_report_target_port_groups(command &cmd, int64_t);
 
 // The first step of a coroutine emulation: runs it (command_task.h).
 template <command_task (*emulation)(command &)>

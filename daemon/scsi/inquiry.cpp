@@ -48,6 +48,12 @@ std::size_t standard_inquiry(const logical_unit &lu, response &buf)
 	buf[3] = 0x12;  // HISUP, RESPONSE DATA FORMAT 2
 	buf[4] = length - 5;
 	buf[5] = 0x08;  // 3PC: EXTENDED COPY (LID1), see extended_copy.cpp
+	// TPGS: asymmetric access as the configured groups allow it.
+	if (lu.reports_port_groups()) {
+		const target_port_groups tpg = lu.port_groups();
+		if (!tpg.groups.empty())
+			buf[5] |= static_cast<uint8_t>((tpg.tpgs & 0x3) << 4);
+	}
 	buf[7] = 0x02;  // CMDQUE: tagged queuing
 	put_ascii(buf, 8, 8, lu.config().vendor);
 	put_ascii(buf, 16, 16, lu.config().product);
@@ -109,6 +115,31 @@ std::size_t t10_designator(const logical_unit &lu, std::string_view serial,
 	return 12 + tail.size();
 }
 
+// With ALUA: the relative target port (type 4) and target port group
+// (type 5) designators of the port this node serves (SPC-5 7.7.6.6 and
+// 7.7.6.7), which an initiator's ALUA handler (Linux scsi_dh_alua,
+// multipath's alua prioritizer) matches against REPORT TARGET PORT GROUPS.
+std::size_t port_designators(const logical_unit &lu, std::span<uint8_t> out)
+{
+	if (!lu.reports_port_groups())
+		return 0;
+	const target_port_groups tpg = lu.port_groups();
+	if (tpg.groups.empty() || !tpg.have_local_port)
+		return 0;
+	constexpr uint8_t ASSOCIATION_TARGET_PORT = 0x10;
+	constexpr uint8_t TYPE_RELATIVE_TARGET_PORT = 0x4;
+	constexpr uint8_t TYPE_TARGET_PORT_GROUP = 0x5;
+	auto put = [&](std::size_t at, uint8_t type, uint16_t value) {
+		out[at] = 0x01;  // code set binary
+		out[at + 1] = ASSOCIATION_TARGET_PORT | type;
+		out[at + 3] = 4;
+		put_be16(out, at + 6, value);
+	};
+	put(0, TYPE_RELATIVE_TARGET_PORT, tpg.local_relative_port);
+	put(8, TYPE_TARGET_PORT_GROUP, tpg.local_group);
+	return 16;
+}
+
 std::size_t device_identification_page(const logical_unit &lu, std::string_view serial,
 				       response &buf)
 {
@@ -116,6 +147,7 @@ std::size_t device_identification_page(const logical_unit &lu, std::string_view 
 	std::size_t len = 4;
 	len += naa_designator(serial, std::span<uint8_t>(buf).subspan(len));
 	len += t10_designator(lu, serial, std::span<uint8_t>(buf).subspan(len));
+	len += port_designators(lu, std::span<uint8_t>(buf).subspan(len));
 	put_be16(buf, 2, len - 4);
 	return len;
 }

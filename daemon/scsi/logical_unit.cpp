@@ -91,6 +91,11 @@ std::string logical_unit::unit_serial() const
 	return cfg_.unit_serial ? cfg_.unit_serial() : std::string();
 }
 
+target_port_groups logical_unit::port_groups() const
+{
+	return cfg_.port_groups ? cfg_.port_groups() : target_port_groups{};
+}
+
 namespace {
 
 using cdb_word_mask = std::array<uint8_t, 16>;
@@ -139,6 +144,12 @@ command::step_fn dispatch(const logical_unit &lu, command &cmd)
 			finish_invalid_cdb(cmd, 1, 4);
 			return nullptr;
 		}
+	}
+	if (info && info->has_service_action && info->available && !info->available(lu)) {
+		// A service action this LU does not offer now (REPORT TARGET
+		// PORT GROUPS without ALUA): SPC-5 says INVALID FIELD IN CDB.
+		finish_invalid_cdb(cmd, 1, 4);
+		return nullptr;
 	}
 	if (!info || (info->available && !info->available(lu)) || cdb.size() < info->cdb_length) {
 		cmd.finish_check_condition(

@@ -22,6 +22,7 @@
 #include "command.h"
 #include "copy_targets.h"
 #include "range_lock.h"
+#include "target_port_groups.h"
 
 namespace tcmud::scsi {
 
@@ -66,6 +67,11 @@ struct logical_unit_config {
 	// when VPD 0x80 or 0x83 is asked, from any queue thread, so it must be
 	// thread-safe. Unset or empty: no serial-based designators.
 	std::function<std::string()> unit_serial;
+	// Returns the ALUA target port groups as they stand now
+	// (target_port_groups.h). Called only for INQUIRY and REPORT TARGET
+	// PORT GROUPS, from any queue thread: thread-safe, and quick (configfs
+	// reads, no cluster I/O). Unset: no ALUA, and no such command.
+	std::function<target_port_groups()> port_groups;
 };
 
 class logical_unit {
@@ -105,6 +111,8 @@ public:
 	}
 	const backstore_caps &caps() const { return cfg_.caps; }
 	std::string unit_serial() const;
+	bool reports_port_groups() const { return static_cast<bool>(cfg_.port_groups); }
+	target_port_groups port_groups() const;
 
 	bool write_cache_enabled() const { return wce_.load(std::memory_order_relaxed); }
 	void set_write_cache_enabled(bool on) { wce_.store(on, std::memory_order_relaxed); }

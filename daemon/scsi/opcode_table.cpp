@@ -10,6 +10,13 @@ namespace tcmud::scsi {
 
 namespace {
 
+// Only with ALUA groups configured (a configfs read: RTPG and REPORT
+// SUPPORTED OPERATION CODES are rare).
+bool has_port_groups(const logical_unit &lu)
+{
+	return lu.reports_port_groups() && !lu.port_groups().groups.empty();
+}
+
 bool can_unmap(const logical_unit &lu)
 {
 	return lu.caps().discard;
@@ -167,6 +174,12 @@ constexpr opcode_info table[] = {
 	 .usage = {SERVICE_ACTION_IN_16, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 		   0xff, 0xff, 0xff, 0, 0},
 	 .emulate = emulate_get_lba_status},
+	{.opcode = MAINTENANCE_IN, .service_action = MI_REPORT_TARGET_PORT_GROUPS,
+	 .has_service_action = true, .cdb_length = 12,
+	 // byte 1: PARAMETER DATA FORMAT's low bit (000b, 001b) and the SA
+	 .usage = {MAINTENANCE_IN, 0x3f, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0},
+	 .emulate = emulate_report_target_port_groups,
+	 .available = has_port_groups},
 	{.opcode = MAINTENANCE_IN, .service_action = MI_REPORT_SUPPORTED_OPERATION_CODES,
 	 .has_service_action = true, .cdb_length = 12,
 	 .usage = {MAINTENANCE_IN, 0x1f, 0x87, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0},

@@ -55,6 +55,7 @@ enum opcode : uint8_t {
 // Service actions of the opcodes above that have them.
 inline constexpr uint16_t SAI_READ_CAPACITY_16 = 0x10;
 inline constexpr uint16_t SAI_GET_LBA_STATUS = 0x12;
+inline constexpr uint16_t MI_REPORT_TARGET_PORT_GROUPS = 0x0a;
 inline constexpr uint16_t MI_REPORT_SUPPORTED_OPERATION_CODES = 0x0c;
 
 // SAM status codes.

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -196,6 +197,26 @@ public:
 	// Optional (default: serving, no lock); control thread, for the
 	// control socket. What the backstore last saw, without I/O.
 	virtual backstore_status status() const { return {}; }
+
+	// --- several gateways on one medium (rbd), for ALUA ---
+	// Optional (default: none); any thread, without I/O. The ALUA target
+	// port group (tg_pt_gp_id) of the gateway that holds the medium's
+	// exclusive lock, as recorded with the lock, so that every gateway
+	// reports the same group active/optimized. nullopt: nobody holds it,
+	// it is not known yet, or the medium has no such lock (then each
+	// group's configured state stands).
+	virtual std::optional<uint16_t> owner_port_group() const { return std::nullopt; }
+	// Optional (default: ignored); any thread, quick (atomics): called
+	// whenever the SCSI layer reads the device's target port groups. The
+	// group of the port this gateway serves, to record with the lock when
+	// it is ours; and whether ALUA is implicit there, in which case a
+	// write that reaches this gateway without the lock is the initiator's
+	// path choice and takes the lock over (docs/rbd.md, "ALUA").
+	virtual void set_local_port_group(std::optional<uint16_t> group, bool implicit_failover)
+	{
+		(void)group;
+		(void)implicit_failover;
+	}
 };
 
 // What a device's configuration hands to a handler: the cfgstring after

@@ -31,11 +31,22 @@ bool lists(const std::vector<uint8_t> &d, std::size_t step, uint8_t opcode, uint
 	return false;
 }
 
+// One ALUA group, so that REPORT TARGET PORT GROUPS is offered too.
+void with_alua(logical_unit_config &c)
+{
+	c.port_groups = [] {
+		target_port_groups t;
+		t.groups.push_back({.id = 1, .relative_ports = {1}});
+		t.tpgs = TPGS_IMPLICIT;
+		return t;
+	};
+}
+
 } // namespace
 
 TEST_CASE("REPORT SUPPORTED OPERATION CODES lists every command in 8-byte descriptors", "[rsoc]")
 {
-	lu_fixture f;
+	lu_fixture f(with_alua);
 	auto r = f.run(rsoc(0), {}, 4096);
 	require_good(r);
 	std::size_t n = opcode_table().size();
@@ -44,21 +55,34 @@ TEST_CASE("REPORT SUPPORTED OPERATION CODES lists every command in 8-byte descri
 	CHECK(lists(r.data_in, 8, COMPARE_AND_WRITE, 0));
 	CHECK(lists(r.data_in, 8, UNMAP, 0));
 	CHECK(lists(r.data_in, 8, SERVICE_ACTION_IN_16, SAI_READ_CAPACITY_16));
+	CHECK(lists(r.data_in, 8, MAINTENANCE_IN, MI_REPORT_TARGET_PORT_GROUPS));
 	CHECK_FALSE(lists(r.data_in, 8, 0x7f, 0));
 }
 
 TEST_CASE("REPORT SUPPORTED OPERATION CODES leaves out UNMAP without discard", "[rsoc]")
 {
-	lu_fixture f([](logical_unit_config &c) { c.caps.discard = false; });
+	lu_fixture f([](logical_unit_config &c) {
+		with_alua(c);
+		c.caps.discard = false;
+	});
 	auto r = f.run(rsoc(0), {}, 4096);
 	require_good(r);
 	CHECK(get_be32(r.data_in, 0) == (opcode_table().size() - 1) * 8);
 	CHECK_FALSE(lists(r.data_in, 8, UNMAP, 0));
 }
 
-TEST_CASE("REPORT SUPPORTED OPERATION CODES with RCTD adds timeouts descriptors", "[rsoc]")
+TEST_CASE("REPORT SUPPORTED OPERATION CODES leaves out RTPG without ALUA groups", "[rsoc]")
 {
 	lu_fixture f;
+	auto r = f.run(rsoc(0), {}, 4096);
+	require_good(r);
+	CHECK(get_be32(r.data_in, 0) == (opcode_table().size() - 1) * 8);
+	CHECK_FALSE(lists(r.data_in, 8, MAINTENANCE_IN, MI_REPORT_TARGET_PORT_GROUPS));
+}
+
+TEST_CASE("REPORT SUPPORTED OPERATION CODES with RCTD adds timeouts descriptors", "[rsoc]")
+{
+	lu_fixture f(with_alua);
 	auto r = f.run(rsoc(0x80), {}, 4096);
 	require_good(r);
 	REQUIRE(get_be32(r.data_in, 0) == opcode_table().size() * 20);
@@ -133,7 +157,7 @@ TEST_CASE("REPORT SUPPORTED OPERATION CODES stops at the allocation length", "[r
 
 TEST_CASE("every CDB bit outside a command's reported usage is an invalid field", "[rsoc]")
 {
-	lu_fixture f;
+	lu_fixture f(with_alua);
 	for (const opcode_info &info : opcode_table()) {
 		for (uint16_t byte = 1; byte < info.cdb_length; byte++) {
 			for (int bit = 0; bit < 8; bit++) {

@@ -221,7 +221,7 @@ sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
 # Removes every loopback target and backstore (LUNs first, then TPGs,
 # targets, devices), whatever the scenario left.
 remove_all_targets() {
-	local t tpg lun link d h
+	local t tpg lun link d h g
 	for t in "$TARGET"/loopback/naa.*; do
 		[ -d "$t" ] || continue
 		for tpg in "$t"/tpgt_*; do
@@ -236,7 +236,12 @@ remove_all_targets() {
 		rmdir "$t"
 	done
 	for d in "$TARGET"/core/*_*/*/; do
-		if [ -d "$d" ] && [ "$(basename "$d")" != alua ]; then rmdir "$d" 2>/dev/null || true; fi
+		if [ ! -d "$d" ] || [ "$(basename "$d")" = alua ]; then continue; fi
+		# ALUA groups a scenario made (the kernel's default goes with the device).
+		for g in "$d"alua/*/; do
+			if [ -d "$g" ] && [ "$(basename "$g")" != default_tg_pt_gp ]; then rmdir "$g" 2>/dev/null || true; fi
+		done
+		rmdir "$d" 2>/dev/null || true
 	done
 	for h in "$TARGET"/core/*_*; do
 		if [ -d "$h" ]; then rmdir "$h" 2>/dev/null || true; fi
