@@ -244,6 +244,8 @@ void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std:
 	// queues' windows (see rbd_backstore.h).
 	if (!state_.compare_exchange_strong(expected, to, std::memory_order_seq_cst))
 		return;  // someone else saw it first and logged
+	if (from == rbd_lock_state::owner)
+		start_holdoff();  // bounds how often the lock can move (ALUA)
 	if (to == rbd_lock_state::owner) {
 		log_info(log_prefix_, "exclusive lock on %s acquired: writes go through", target_.c_str());
 	} else if (to == rbd_lock_state::lost) {
@@ -260,8 +262,15 @@ void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std:
 
 void rbd_backstore::lock_keeper()
 {
-	while (keeper_sleep(options_.lock_poll)) {
+	while (failover_wait(options_.lock_poll)) {
 		rbd_lock_state st = lock_state();
+		if (takeover_wanted_.exchange(false, std::memory_order_acq_rel) &&
+		    (st == rbd_lock_state::standby || st == rbd_lock_state::lost)) {
+			take_over(st);
+			continue;
+		}
+		if (st == rbd_lock_state::owner && tag_dirty_.exchange(false, std::memory_order_acq_rel))
+			write_lock_tag();
 		if (st == rbd_lock_state::fenced) {
 			reopen();
 		} else if (st == rbd_lock_state::standby) {
@@ -269,10 +278,13 @@ void rbd_backstore::lock_keeper()
 			if (r == 0) {
 				note_holder(lock_owners(), true);
 				set_state(st, rbd_lock_state::owner, "");
+				write_lock_tag();
 			} else if (r == -ESHUTDOWN) {
 				set_state(st, rbd_lock_state::fenced, "lock acquire: blocklisted");
 			} else {
-				note_holder(lock_owners(), false);
+				std::string who = lock_owners();
+				note_holder(who, false);
+				read_lock_tag(who);
 			}
 		} else if (st == rbd_lock_state::owner || st == rbd_lock_state::lost) {
 			int owner = 0;
@@ -288,6 +300,7 @@ void rbd_backstore::lock_keeper()
 				// Lost: who has it now (it may move on).
 				std::string who = lock_owners();
 				note_holder(who, false);
+				read_lock_tag(who);
 				if (st == rbd_lock_state::owner)
 					set_state(st, rbd_lock_state::lost, "now held by " + who);
 			}
@@ -421,9 +434,21 @@ int rbd_backstore::write_gate() const
 	case rbd_lock_state::owner:
 		return 0;
 	case rbd_lock_state::standby:
-		return std::chrono::steady_clock::now() < busy_until_ ? -EBUSY : -EROFS;
 	case rbd_lock_state::lost:
-		return -EROFS;
+		if (implicit_failover_.load(std::memory_order_acquire)) {
+			// The initiator sent a write here: its path choice.
+			// BUSY until the keeper has the lock (or, within the
+			// holdoff after losing it, until the holdoff ends).
+			const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+						    std::chrono::steady_clock::now().time_since_epoch())
+						    .count();
+			if (now >= holdoff_until_ns_.load(std::memory_order_acquire))
+				request_takeover();
+			return -EBUSY;
+		}
+		if (lock_state() == rbd_lock_state::lost)
+			return -EROFS;
+		return std::chrono::steady_clock::now() < busy_until_ ? -EBUSY : -EROFS;
 	case rbd_lock_state::fenced:
 		return -ENOTCONN;
 	}

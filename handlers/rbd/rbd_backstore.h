@@ -36,6 +36,16 @@
 // Each change is logged once. A per-device thread retries and watches the
 // lock once a second; nothing on the data path waits for it.
 //
+// ALUA (rbd_failover.cpp, docs/rbd.md "ALUA"): with target port groups
+// configured, the lock is recorded with the owner's group in the image's
+// metadata (tcmu-runner's tcmu_rbd_locker_tag, so that a mixed pair agrees
+// during a migration) and every gateway reports that group active/
+// optimized. Where ALUA is implicit, a write that reaches a standby or lost
+// gateway is the initiator's failover: the keeper breaks the owner's lock
+// (which blocklists it) and takes it; writes are BUSY meanwhile. A gateway
+// that lost the lock takes none over for takeover_holdoff, which bounds
+// how often two initiators on different gateways can move it.
+//
 // The reopen swaps the session under running queues without a lock on
 // the data path: a queue submits only inside a window it marks in its
 // rbd_queue_probe (a seq_cst store, then the state load), and only while
@@ -47,6 +57,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +90,9 @@ struct rbd_open_options {
 	// each failed one doubles the wait, up to reopen_backoff_max.
 	std::chrono::milliseconds reopen_backoff{1'000};
 	std::chrono::milliseconds reopen_backoff_max{30'000};
+	// Implicit ALUA failover: after losing the lock (taken over, broken,
+	// fenced), writes here are BUSY, without taking it back, this long.
+	std::chrono::milliseconds takeover_holdoff{10'000};
 };
 
 // What the reopening thread needs to see of each queue (rbd_queue.h).
@@ -106,6 +120,8 @@ public:
 	// image without the exclusive-lock feature; the holder as the keeper
 	// last saw it (at most lock_poll old in standby and lost).
 	backstore_status status() const override;
+	std::optional<uint16_t> owner_port_group() const override;
+	void set_local_port_group(std::optional<uint16_t> group, bool implicit_failover) override;
 
 	// --- for rbd_queue, on any queue thread ---
 	// 0 if a write may go to librbd now, else the -errno it fails with.
@@ -129,6 +145,8 @@ public:
 	rbd_lock_state lock_state() const { return state_.load(std::memory_order_acquire); }
 	// Sessions opened after a blocklist, and the current client's id.
 	unsigned reopens() const { return reopens_.load(std::memory_order_acquire); }
+	// Locks taken over from another gateway (implicit ALUA failover).
+	unsigned takeovers() const { return takeovers_.load(std::memory_order_acquire); }
 	uint64_t instance_id() const;
 
 private:
@@ -151,6 +169,13 @@ private:
 	void set_state(rbd_lock_state from, rbd_lock_state to, const std::string &why);
 	std::string lock_owners() const;
 	void note_holder(std::string who, bool us);
+	// rbd_failover.cpp, keeper thread.
+	void take_over(rbd_lock_state from);
+	void write_lock_tag();
+	void read_lock_tag(const std::string &holder);
+	bool failover_wait(std::chrono::milliseconds d);
+	void start_holdoff();
+	void request_takeover() const;
 
 	// The session; replaced by reopen() under session_mutex_ (control
 	// paths only: the keeper, resize). Queues read live_.
@@ -175,8 +200,19 @@ private:
 	std::mutex probes_mutex_;
 	std::vector<rbd_queue_probe *> probes_;
 	std::chrono::steady_clock::time_point busy_until_{};
+	// ALUA: our group (-1: none), and the owner's as the lock tag last
+	// said (-1: none or not valid); see rbd_failover.cpp.
+	std::atomic<int32_t> local_group_{-1};
+	std::atomic<bool> implicit_failover_{false};
+	std::atomic<int32_t> owner_group_{-1};
+	std::atomic<bool> tag_dirty_{false};
+	mutable std::atomic<bool> takeover_wanted_{false};
+	// steady_clock nanoseconds until which writes here do not take over.
+	std::atomic<int64_t> holdoff_until_ns_{0};
+	std::atomic<unsigned> takeovers_{0};
+	std::string tag_holder_;  // keeper: the holder the tag was last read for
 	std::mutex keeper_mutex_;
-	std::condition_variable keeper_cv_;
+	mutable std::condition_variable keeper_cv_;
 	bool stop_ = false;
 	std::thread keeper_;
 };
