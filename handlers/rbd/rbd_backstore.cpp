@@ -376,6 +376,13 @@ void rbd_backstore::reopen()
 {
 	auto fenced_at = std::chrono::steady_clock::now();
 	uint64_t old_id = session_ ? session_->instance_id() : 0;
+	// The address the breaker blocklisted: ours, as the lock named us.
+	std::string old_address;
+	{
+		std::lock_guard lock(holder_mutex_);
+		if (holder_is_us_)
+			old_address = holder_;
+	}
 	if (!wait_quiet())
 		return;
 	note_dropped_writes();
@@ -423,6 +430,7 @@ void rbd_backstore::reopen()
 			 st == rbd_lock_state::owner ? "" : got.holder.c_str());
 		// Published last: the queues submit again from here on.
 		state_.store(st, std::memory_order_seq_cst);
+		remove_stale_blocklist_entry(old_address);
 		return;
 	}
 }

@@ -32,7 +32,10 @@
 //            image with a fresh client (new instance id), retrying with
 //            bounded backoff; then standby or owner, as at open, except
 //            that a lock held by someone else is DATA PROTECT at once (a
-//            live client took it: no grace).
+//            live client took it: no grace). The old client's blocklist
+//            entry is then removed (it is shut down: nothing can be sent
+//            through it), as tcmu-runner does, so entries do not pile up
+//            for an hour on every failover.
 // Each change is logged once. A per-device thread retries and watches the
 // lock once a second; nothing on the data path waits for it.
 //
@@ -176,6 +179,7 @@ private:
 	bool failover_wait(std::chrono::milliseconds d);
 	void start_holdoff();
 	void request_takeover() const;
+	void remove_stale_blocklist_entry(const std::string &address);
 
 	// The session; replaced by reopen() under session_mutex_ (control
 	// paths only: the keeper, resize). Queues read live_.

@@ -187,4 +187,30 @@ void rbd_backstore::take_over(rbd_lock_state from)
 	write_lock_tag();
 }
 
+// Keeper thread, after a reopen: the fenced client is gone (its session
+// closed once no queue used it), so its blocklist entry protects nothing
+// any more. Removed with the new client's credentials; a user without the
+// mon capability (profile rbd has it) leaves it to expire, logged.
+void rbd_backstore::remove_stale_blocklist_entry(const std::string &address)
+{
+	if (address.empty() || address.find_first_of("\"\\") != std::string::npos)
+		return;
+	const std::string cmd =
+		R"({"prefix": "osd blocklist", "blocklistop": "rm", "addr": ")" + address + R"("})";
+	const char *cmds[] = {cmd.c_str()};
+	char *out = nullptr, *status = nullptr;
+	size_t out_len = 0, status_len = 0;
+	int r = rados_mon_command(session_->cluster(), cmds, 1, "", 0, &out, &out_len, &status,
+				  &status_len);
+	std::string why = status ? std::string(status, status_len) : std::string();
+	rados_buffer_free(out);
+	rados_buffer_free(status);
+	if (r < 0)
+		log_warn(log_prefix_, "cannot remove the fenced client's blocklist entry %s (%s%s%s); "
+			 "it expires by itself", address.c_str(), strerror(-r), why.empty() ? "" : ": ",
+			 why.c_str());
+	else
+		log_info(log_prefix_, "removed the fenced client's blocklist entry %s", address.c_str());
+}
+
 } // namespace tcmud

@@ -99,8 +99,9 @@ TEST_CASE("rbd ALUA: every gateway reports the lock owner's target port group", 
 TEST_CASE("rbd ALUA: a write at the standby gateway takes the lock over (implicit failover)",
 	  "[rbd][alua]")
 {
-	alua_pair p(3s);
+	alua_pair p(5s);
 	REQUIRE(eventually([&] { return reports(p.b, 1); }, 5s));
+	const std::string a_address = p.a.store->status().lock_owner;
 	std::vector<char> ours = pattern(4096, 21);
 	// The first write finds no lock: BUSY, while the keeper takes it.
 	CHECK(p.b.write(0, ours) == -EBUSY);
@@ -115,6 +116,10 @@ TEST_CASE("rbd ALUA: a write at the standby gateway takes the lock over (implici
 	CHECK(eventually([&] { return p.a.store->reopens() == 1 &&
 				      p.a.store->lock_state() == rbd_lock_state::standby; }, 15s));
 	CHECK(eventually([&] { return reports(p.a, 2); }, 5s));
+	// Its old client was blocklisted by the takeover; once reopened it
+	// removed that entry (the client is gone).
+	INFO("a was " << a_address);
+	CHECK(eventually([&] { return !p.admin.blocklisted(a_address); }, 5s));
 	std::vector<char> seen(4096);
 	REQUIRE(rbd_read(p.admin.open(p.name), 0, seen.size(), seen.data()) == 4096);
 	CHECK(seen == ours);

@@ -74,6 +74,21 @@ public:
 		return img;
 	}
 
+	// Whether `address` ("10.0.0.1:0/123") is on the OSD blocklist, as
+	// `ceph osd blocklist ls` says.
+	bool blocklisted(const std::string &address)
+	{
+		const char *cmd[] = {R"({"prefix": "osd blocklist ls", "format": "json"})"};
+		char *out = nullptr, *status = nullptr;
+		size_t out_len = 0, status_len = 0;
+		REQUIRE(rados_mon_command(cluster_, cmd, 1, "", 0, &out, &out_len, &status,
+					  &status_len) == 0);
+		std::string listing(out ? out : "", out_len);
+		rados_buffer_free(out);
+		rados_buffer_free(status);
+		return !address.empty() && listing.find(address) != std::string::npos;
+	}
+
 private:
 	rados_t cluster_ = nullptr;
 	rados_ioctx_t io_ = nullptr;
