@@ -48,8 +48,9 @@ command_task prefetch(command &cmd, uint64_t lba, uint64_t blocks)
 // fast format asks for something this unit cannot do.
 void emulate_format_unit(command &cmd, int64_t)
 {
+	constexpr uint8_t FMTDATA = 0x10;  // byte 1: a parameter list follows
 	std::span<const uint8_t> cdb = cmd.cdb();
-	if (cdb[1] & 0x10) {
+	if (cdb[1] & FMTDATA) {
 		finish_invalid_cdb(cmd, 1, 4);
 		return;
 	}
@@ -64,9 +65,11 @@ void emulate_format_unit(command &cmd, int64_t)
 // unit does not keep.
 void emulate_send_diagnostic(command &cmd, int64_t)
 {
+	constexpr unsigned SELF_TEST_CODE_SHIFT = 5;  // byte 1, bits 7..5
+	constexpr uint8_t SELFTEST = 0x04;            // byte 1
 	std::span<const uint8_t> cdb = cmd.cdb();
-	uint8_t code = cdb[1] >> 5;
-	bool selftest = cdb[1] & 0x04;
+	uint8_t code = cdb[1] >> SELF_TEST_CODE_SHIFT;
+	bool selftest = cdb[1] & SELFTEST;
 	uint16_t list_length = get_be16(cdb, 3);
 	if (selftest && code != 0) {
 		finish_invalid_cdb(cmd, 1, 7);

@@ -274,7 +274,8 @@ std::size_t vpd_page(const logical_unit &lu, uint8_t page, response &buf)
 void emulate_inquiry(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
-	bool evpd = cdb[1] & 0x01;
+	constexpr uint8_t EVPD = 0x01;  // byte 1
+	bool evpd = cdb[1] & EVPD;
 	uint8_t page = cdb[2];
 	response buf{};
 	std::size_t length;

@@ -115,8 +115,10 @@ std::size_t put_page(const logical_unit &lu, const mode_page &p, page_control pc
 void emulate_mode_sense(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
-	sense_request rq{cdb[0] == MODE_SENSE_10, (cdb[1] & 0x08) != 0,
-			 cdb[0] == MODE_SENSE_10 && (cdb[1] & 0x10),
+	constexpr uint8_t DBD = 0x08;    // byte 1: no block descriptors
+	constexpr uint8_t LLBAA = 0x10;  // byte 1, MODE SENSE(10): long LBA descriptors
+	sense_request rq{cdb[0] == MODE_SENSE_10, (cdb[1] & DBD) != 0,
+			 cdb[0] == MODE_SENSE_10 && (cdb[1] & LLBAA),
 			 static_cast<page_control>(cdb[2] >> 6)};
 	uint8_t code = cdb[2] & 0x3f;
 	uint8_t subpage = cdb[3];
@@ -243,12 +245,14 @@ bool check_pages(command &cmd, std::span<const uint8_t> list, std::size_t off,
 
 bool check_mode_select_cdb(command &cmd)
 {
+	constexpr uint8_t PF = 0x10;  // byte 1: pages as SPC-5 formats them
+	constexpr uint8_t SP = 0x01;  // byte 1: save pages
 	std::span<const uint8_t> cdb = cmd.cdb();
-	if (!(cdb[1] & 0x10)) {  // PF = 0: vendor-specific pages, which we have none of
+	if (!(cdb[1] & PF)) {  // vendor-specific pages, which we have none of
 		finish_invalid_cdb(cmd, 1, 4);
 		return false;
 	}
-	if (cdb[1] & 0x01) {  // SP: saving is not supported
+	if (cdb[1] & SP) {  // saving is not supported
 		finish_invalid_cdb(cmd, 1, 0);
 		return false;
 	}

@@ -46,7 +46,8 @@ std::vector<uint8_t> encode(const target_port_groups &tpg, bool extended)
 void emulate_report_target_port_groups(command &cmd, int64_t)
 {
 	std::span<const uint8_t> cdb = cmd.cdb();
-	const uint8_t format = cdb[1] >> 5;
+	constexpr unsigned FORMAT_SHIFT = 5;  // byte 1: PARAMETER DATA FORMAT, bits 7..5
+	const uint8_t format = cdb[1] >> FORMAT_SHIFT;
 	if (format > FORMAT_EXTENDED) {
 		finish_invalid_cdb(cmd, 1, 7);
 		return;

@@ -31,8 +31,9 @@ void emulate_request_sense(command &cmd, int64_t)
 // shared by every initiator and its backstore cannot be stopped or ejected.
 void emulate_start_stop_unit(command &cmd, int64_t)
 {
+	constexpr uint8_t POWER_CONDITION = 0xf0;  // byte 4, bits 7..4
 	std::span<const uint8_t> cdb = cmd.cdb();
-	if (cdb[4] & 0xf0) {
+	if (cdb[4] & POWER_CONDITION) {
 		finish_invalid_cdb(cmd, 4, 7);
 		return;
 	}
