@@ -85,3 +85,20 @@ TEST_CASE("check_config also wants a named conf to be readable", "[rbd][config]"
 	CHECK(missing.error().error == ENOENT);
 	CHECK_THAT(missing.error().what(), Catch::Contains("/nonexistent/ceph.conf"));
 }
+
+// What ceph-iscsi (rbd-target-api, lun.py) writes for each disk it
+// creates: "rbd/<pool>/<image>;osd_op_timeout=<N>", plus ";conf=<path>"
+// when its cephconf is not /etc/ceph/ceph.conf. The daemon gets it without
+// the "rbd/" handler prefix, as from targetcli.
+TEST_CASE("the cfgstrings ceph-iscsi writes", "[rbd][config]")
+{
+	rbd_config cfg = parse_ok("rbd/disk_1;osd_op_timeout=30");
+	CHECK(cfg.pool == "rbd");
+	CHECK(cfg.image == "disk_1");
+	CHECK(cfg.osd_op_timeout == 30);
+	cfg = parse_ok("iscsi-pool/vm.images-01;osd_op_timeout=25;conf=/etc/ceph/site-b.conf");
+	CHECK(cfg.pool == "iscsi-pool");
+	CHECK(cfg.image == "vm.images-01");
+	CHECK(cfg.osd_op_timeout == 25);
+	CHECK(cfg.conf == "/etc/ceph/site-b.conf");
+}

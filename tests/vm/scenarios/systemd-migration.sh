@@ -67,6 +67,15 @@ log "apt install took $(( $(date +%s) - t0 )) s: $(grep -E '^(Removing|Setting u
 	fail "tcmu-runner is still installed"
 kill -0 "$runner_pid" 2>/dev/null && fail "tcmu-runner ($runner_pid) still runs after the install"
 pid=$(wait_tcmud_active)
+# What ceph-iscsi needs of "tcmu-runner": its package dependency is met by
+# tcmud (apt would otherwise install tcmu-runner back), and its units'
+# Wants=/After=tcmu-runner.service name tcmud.
+sat=$(apt-get satisfy --dry-run 'tcmu-runner (>= 1.4.0)' 2>&1) ||
+	{ echo "$sat"; fail "apt-get satisfy 'tcmu-runner (>= 1.4.0)'"; }
+expect_match "$sat" "0 upgraded, 0 newly installed, 0 to remove" \
+	"ceph-iscsi's dependency tcmu-runner (>= 1.4.0) with tcmud installed"
+expect_eq "$(systemctl show -p Id --value tcmu-runner.service)" tcmud.service "tcmu-runner.service's unit"
+expect_eq "$(systemctl is-active tcmu-runner.service)" active "tcmu-runner.service (tcmud)"
 TCMUDCTL=/usr/sbin/tcmudctl
 wait_listed $name subtype rbd
 # tcmu-runner let go of the image's lock when it closed it; a lock left by
