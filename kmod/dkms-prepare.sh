@@ -21,8 +21,10 @@ fail() { echo "tcmud-kmod: $*" >&2; exit 1; }
 [ -f "$tarball" ] || fail "no $tarball: install linux-source-$series (the source of $kver)"
 
 top=$(basename "$tarball" .tar.xz)
-files="Makefile MAINTAINERS drivers/uio/uio.c include/linux/uio_driver.h
-	drivers/target/target_core_user.c include/uapi/linux/target_core_user.h"
+# uio is not among them: the series leaves it unchanged, and the
+# kernel's own uio.ko serves (Kbuild builds uio.o only where uio.c is).
+files="Makefile MAINTAINERS drivers/target/target_core_user.c
+	include/uapi/linux/target_core_user.h"
 # shellcheck disable=SC2086 # one word per member: the names hold no blanks
 members=$(printf "$top/%s " $files)
 rm -rf tree x
@@ -48,9 +50,8 @@ for p in patches/*.patch; do
 	patch -d tree -p1 -s --batch --fuzz=0 --no-backup-if-mismatch < "$p" || fail "$p does not apply to $v"
 done
 # kbuild wants a flat module directory: sources at the top, headers below.
-mkdir -p include/linux include/uapi/linux
-cp tree/drivers/uio/uio.c tree/drivers/target/target_core_user.c .
-cp tree/include/linux/uio_driver.h include/linux/
+mkdir -p include/uapi/linux
+cp tree/drivers/target/target_core_user.c .
 cp tree/include/uapi/linux/*.h include/uapi/linux/
 rm -rf tree
-echo "tcmud-kmod: patched uio.c and target_core_user.c of Linux $v from $tarball"
+echo "tcmud-kmod: patched target_core_user.c of Linux $v from $tarball"
