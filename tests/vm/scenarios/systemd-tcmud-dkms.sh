@@ -3,12 +3,14 @@
 # of DKMS build under TCG), run by hand:
 #   tests/vm/run --systemd --timeout 3600 systemd-tcmud-dkms
 # (it installs the tcmud package itself when run alone):
-# 1. apt installs it; DKMS builds the patched uio and target_core_user
-#    against the guest kernel's headers, from uio.c and target_core_user.c
-#    of the installed linux-source-6.12 (the host's, like every package of
-#    the guest: scripts/install-deps.sh), and installs them to updates/dkms;
-# 2. the stock modules are unloaded and modprobe loads the DKMS ones: the
-#    live modules' GNU build-ids are those of the installed files;
+# 1. apt installs it; DKMS builds the patched target_core_user against the
+#    guest kernel's headers, from target_core_user.c of the installed
+#    linux-source-6.12 (the host's, like every package of the guest:
+#    scripts/install-deps.sh), and installs it to updates/dkms; uio, which
+#    the series leaves unchanged, stays the kernel's own;
+# 2. the stock modules are unloaded and modprobe loads the DKMS one: the
+#    live module's GNU build-id is that of the installed file, and the live
+#    uio is still the kernel's;
 # 3. packaged tcmud serves a LUN with one queue (the stock ABI) and one with
 #    nr_queues=2 (the multi-queue ABI: two workers, both serve commands),
 #    fio write+verify on each;
@@ -84,19 +86,18 @@ log "installed in $(( $(date +%s) - t0 )) s"
 kmod_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$TCMUD_SRC/kmod/dkms.conf")
 expect_eq "$(dkms status)" "tcmud-kmod/$kmod_version, $kver, $(uname -m): installed" "dkms status"
 updates=/lib/modules/$kver/updates/dkms
-declare -A file
-for m in uio target_core_user; do
-	file[$m]=$(ls "$updates/$m.ko"* 2>/dev/null) || fail "no $updates/$m.ko*"
-	expect_eq "$(modinfo -n "$m")" "${file[$m]}" "the file modprobe resolves $m to"
-	live_is $m "$(stock_file $m)" || fail "the live $m is not the stock one before the reload"
-done
+tcmu_file=$(ls "$updates/target_core_user.ko"* 2>/dev/null) || fail "no $updates/target_core_user.ko*"
+expect_eq "$(modinfo -n target_core_user)" "$tcmu_file" "the file modprobe resolves target_core_user to"
+[ -z "$(ls "$updates"/uio.ko* 2>/dev/null)" ] || fail "DKMS installed a uio.ko"
+expect_eq "$(modinfo -n uio)" "$(stock_file uio)" "the file modprobe resolves uio to"
+live_is target_core_user "$(stock_file target_core_user)" ||
+	fail "the live target_core_user is not the stock one before the reload"
 
 reload_modules
-for m in uio target_core_user; do
-	live_is $m "${file[$m]}" || fail "the live $m is not $updates's"
-	expect_match "$(cat /sys/module/$m/taint)" O "taint of the out-of-tree $m"
-done
-log "uio and target_core_user loaded from $updates (build-ids match)"
+live_is target_core_user "$tcmu_file" || fail "the live target_core_user is not $updates's"
+expect_match "$(cat /sys/module/target_core_user/taint)" O "taint of the out-of-tree target_core_user"
+live_is uio "$(stock_file uio)" || fail "the live uio is not the kernel's own"
+log "target_core_user loaded from $updates (build-ids match), uio the kernel's own"
 
 # One queue: the stock ABI on the patched modules.
 truncate -s 64M /tmp/dkms1.img /tmp/dkms2.img
