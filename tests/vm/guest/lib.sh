@@ -218,11 +218,12 @@ bench_disk() {
 # The sg node of a /dev/sdX.
 sg_of() { echo "/dev/$(ls "/sys/block/$(basename "$1")/device/scsi_generic")"; }
 
-# Removes every loopback target and backstore (LUNs first, then TPGs,
-# targets, devices), whatever the scenario left.
+# Removes every loopback and iSCSI target and backstore (LUNs first, then
+# TPGs, targets, devices), whatever the scenario left. (The iSCSI ones are
+# portal groups without portals, as the ALUA scenarios make them.)
 remove_all_targets() {
 	local t tpg lun link d h g
-	for t in "$TARGET"/loopback/naa.*; do
+	for t in "$TARGET"/loopback/naa.* "$TARGET"/iscsi/iqn.*; do
 		[ -d "$t" ] || continue
 		for tpg in "$t"/tpgt_*; do
 			for lun in "$tpg"/lun/lun_*; do
