@@ -27,11 +27,15 @@
 #                     (TCMUD_CEPH_IMAGES, space-separated; default disk0:1G)
 #   --pool NAME       (TCMUD_CEPH_POOL, rbd)
 #   --timeout S       bound of every wait (TCMUD_CEPH_TIMEOUT, 120)
+#   --mgr             also a mgr (TCMUD_CEPH_MGR=1): the service map (`ceph
+#                     service dump`), where gateways register; needs
+#                     ceph-mgr, skipped (77) without it
 # Parallel runs need their own --dir, --netns and --subnet.
 #
 # Clients need only the conf (it names the keyring): CEPH_CONF=DIR/ceph.conf.
-# Users: client.admin, and client.tcmud with the "profile rbd" caps a
-# gateway needs (its exclusive-lock breaks and blocklisting included).
+# Users: client.admin, and client.tcmud with the caps docs/rbd.md asks of a
+# gateway: "profile rbd" (exclusive-lock breaks and blocklisting included)
+# and the mon command "osd blocklist" (removing its own stale entries).
 # Exit status 77, with the reason, where the ceph binaries or network
 # namespaces are missing; needs root.
 set -euo pipefail
@@ -43,6 +47,7 @@ store=${TCMUD_CEPH_STORE:-memstore}
 pool=${TCMUD_CEPH_POOL:-rbd}
 wait_s=${TCMUD_CEPH_TIMEOUT:-120}
 read -r -a images <<< "${TCMUD_CEPH_IMAGES:-}"
+mgr=${TCMUD_CEPH_MGR:-0}
 cli_images=()
 action=""
 while [ $# -gt 0 ]; do
@@ -54,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--image) cli_images+=("$2"); shift 2 ;;
 	--pool) pool=$2; shift 2 ;;
 	--timeout) wait_s=$2; shift 2 ;;
+	--mgr) mgr=1; shift ;;
 	-h|--help) sed -n '2,35p' "$0"; exit 0 ;;
 	up|down|env|status) action=$1; shift ;;
 	stop|start) action=$1; which=${2:-all}; shift; [ $# -gt 0 ] && shift ;;
@@ -77,6 +83,7 @@ if [ "$action" = up ]; then
 	[ ${#missing[@]} -eq 0 ] ||
 		skip "missing ${missing[*]} (apt-get install ceph-mon ceph-osd ceph-common iproute2)"
 	[ "$(id -u)" = 0 ] || skip "network namespaces need root"
+	[ "$mgr" = 0 ] || command -v ceph-mgr > /dev/null || skip "--mgr: no ceph-mgr (apt-get install ceph-mgr)"
 fi
 dir=$(realpath -m "$dir")
 conf=$dir/ceph.conf
@@ -147,6 +154,7 @@ wait_osd_up() {
 
 do_down() {
 	local pid
+	stop_daemon mgr.x
 	stop_daemon osd.0
 	stop_daemon mon.a
 	if netns_exists; then
@@ -226,6 +234,17 @@ bluestore block size = 4294967296
 bluestore fsck on mount = false
 osd memory target = 1073741824
 
+[mgr]
+mgr data = $dir/\$name
+run dir = $dir/run
+pid file = $dir/run/\$name.pid
+admin socket = $dir/run/\$name.asok
+log file = $dir/log/\$name.log
+keyring = $dir/\$name/keyring
+# Only the modules that cannot be turned off: the service map is the
+# mgr's own, no module serves it.
+mgr initial modules =
+
 [client]
 keyring = $dir/keyring
 # Clients (host and guest, several at once) neither log nor open sockets.
@@ -267,7 +286,8 @@ do_up() {
 	ceph-authtool --create-keyring "$dir/keyring" --gen-key -n client.admin \
 		--cap mon 'allow *' --cap osd 'allow *' --cap mgr 'allow *' >/dev/null
 	ceph-authtool "$dir/keyring" --gen-key -n client.tcmud \
-		--cap mon 'profile rbd' --cap osd "profile rbd pool=$pool" >/dev/null
+		--cap mon 'profile rbd, allow command "osd blocklist"' \
+		--cap osd "profile rbd pool=$pool" >/dev/null
 	ceph-authtool "$dir/mon.keyring" --import-keyring "$dir/keyring" >/dev/null
 	monmaptool --create --fsid "$fsid" --addv a "$mon_addr" "$dir/monmap" >/dev/null
 	ceph-mon -c "$conf" --mkfs -i a --monmap "$dir/monmap" --keyring "$dir/mon.keyring" \
@@ -290,6 +310,20 @@ do_up() {
 	t=$(elapsed "$t0"); echo "osd_s=$t" >> "$dir/bringup"
 	say "osd.0 up ($store)"
 
+	if [ "$mgr" = 1 ]; then
+		mkdir -p "$dir/mgr.x"
+		ceph_cli auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' \
+			-o "$dir/mgr.x/keyring" >/dev/null || die "mgr.x keyring"
+		start_daemon mgr x
+		for _ in $(seq $((wait_s * 5))); do
+			ceph_cli mgr stat -f json 2>/dev/null | grep -q '"available": *true' && break
+			running mgr.x || die "mgr.x exited (see $dir/log/mgr.x.log)"
+			sleep 0.2
+		done
+		ceph_cli mgr stat -f json | grep -q '"available": *true' || die "mgr.x not available"
+		t=$(elapsed "$t0"); echo "mgr_s=$t" >> "$dir/bringup"
+		say "mgr.x up"
+	fi
 	ceph_cli osd pool create "$pool" 8 8 >/dev/null 2>&1 || die "pool create $pool failed"
 	timeout "$wait_s" rbd -c "$conf" pool init "$pool"
 	for spec in "${images[@]}"; do

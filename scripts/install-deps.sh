@@ -32,6 +32,8 @@ packages=(
 	shellcheck
 	# the rbd handler (librbd, librados) and the one-node Ceph its tests run
 	ceph-mon ceph-osd ceph-common librbd-dev
+	# its mgr, for the service-map case of rbd-cluster (ceph-testbed.sh --mgr)
+	ceph-mgr
 	# scripts/ceph-testbed.sh: network namespaces and veth pairs; its agent
 	iproute2 python3
 	# the instruction counter's QEMU plugin header comes from qemu's source

@@ -244,8 +244,10 @@ void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std:
 	// queues' windows (see rbd_backstore.h).
 	if (!state_.compare_exchange_strong(expected, to, std::memory_order_seq_cst))
 		return;  // someone else saw it first and logged
-	if (from == rbd_lock_state::owner)
+	if (from == rbd_lock_state::owner) {
 		start_holdoff();  // bounds how often the lock can move (ALUA)
+		lock_lost_.fetch_add(1, std::memory_order_relaxed);
+	}
 	if (to == rbd_lock_state::owner) {
 		log_info(log_prefix_, "exclusive lock on %s acquired: writes go through", target_.c_str());
 	} else if (to == rbd_lock_state::lost) {
@@ -262,7 +264,9 @@ void rbd_backstore::set_state(rbd_lock_state from, rbd_lock_state to, const std:
 
 void rbd_backstore::lock_keeper()
 {
+	register_gateway_now();
 	while (failover_wait(options_.lock_poll)) {
+		publish_gateway_status(false);
 		rbd_lock_state st = lock_state();
 		if (takeover_wanted_.exchange(false, std::memory_order_acq_rel) &&
 		    (st == rbd_lock_state::standby || st == rbd_lock_state::lost)) {
@@ -431,6 +435,7 @@ void rbd_backstore::reopen()
 		// Published last: the queues submit again from here on.
 		state_.store(st, std::memory_order_seq_cst);
 		remove_stale_blocklist_entry(old_address);
+		register_gateway_now();
 		return;
 	}
 }
@@ -478,6 +483,8 @@ int64_t rbd_backstore::note_result(int64_t result, bool writing)
 			set_state(st, rbd_lock_state::fenced, "a request failed with EBLOCKLISTED");
 		return -ENOTCONN;
 	}
+	if (result == -ETIMEDOUT)
+		timed_out_.fetch_add(1, std::memory_order_relaxed);
 	if (result == -EROFS && writing && st == rbd_lock_state::owner)
 		set_state(st, rbd_lock_state::lost, "a write failed with EROFS");
 	return result;

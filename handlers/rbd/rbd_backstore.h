@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "rbd/rbd_config.h"
+#include "rbd/rbd_service_map.h"
 #include "rbd/rbd_session.h"
 #include "tcmud/backstore.h"
 
@@ -180,6 +181,10 @@ private:
 	void start_holdoff();
 	void request_takeover() const;
 	void remove_stale_blocklist_entry(const std::string &address);
+	// rbd_service_map.h, keeper thread: register the current client, and
+	// publish the status when it changed (or always, with force).
+	void register_gateway_now();
+	void publish_gateway_status(bool force);
 
 	// The session; replaced by reopen() under session_mutex_ (control
 	// paths only: the keeper, resize). Queues read live_.
@@ -214,6 +219,12 @@ private:
 	// steady_clock nanoseconds until which writes here do not take over.
 	std::atomic<int64_t> holdoff_until_ns_{0};
 	std::atomic<unsigned> takeovers_{0};
+	// The service map's counters (rbd_service_map.h): times the lock was
+	// lost, commands that timed out; and what the keeper last published.
+	std::atomic<uint64_t> lock_lost_{0};
+	std::atomic<uint64_t> timed_out_{0};
+	gateway_status published_{};
+	bool warned_service_map_ = false;
 	std::string tag_holder_;  // keeper: the holder the tag was last read for
 	std::mutex keeper_mutex_;
 	mutable std::condition_variable keeper_cv_;

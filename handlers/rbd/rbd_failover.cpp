@@ -189,8 +189,10 @@ void rbd_backstore::take_over(rbd_lock_state from)
 
 // Keeper thread, after a reopen: the fenced client is gone (its session
 // closed once no queue used it), so its blocklist entry protects nothing
-// any more. Removed with the new client's credentials; a user without the
-// mon capability (profile rbd has it) leaves it to expire, logged.
+// any more. Removed with the new client's credentials. profile rbd may add
+// entries (breaking a lock needs it) but not remove them: the user needs
+// mon 'profile rbd, allow command "osd blocklist"' (docs/rbd.md); without
+// it the refusal is logged and the entry expires by itself.
 void rbd_backstore::remove_stale_blocklist_entry(const std::string &address)
 {
 	if (address.empty() || address.find_first_of("\"\\") != std::string::npos)
@@ -211,6 +213,37 @@ void rbd_backstore::remove_stale_blocklist_entry(const std::string &address)
 			 why.c_str());
 	else
 		log_info(log_prefix_, "removed the fenced client's blocklist entry %s", address.c_str());
+}
+
+void rbd_backstore::register_gateway_now()
+{
+	if (options_.handle_per_queue)
+		return;
+	if (int r = register_gateway(session_->cluster(), session_->image(), rcfg_); r < 0) {
+		if (!warned_service_map_)
+			log_warn(log_prefix_, "not registered in the cluster's service map (%s): "
+				 "gwcli and the dashboard will not list this gateway for %s",
+				 strerror(-r), target_.c_str());
+		warned_service_map_ = true;
+		return;
+	}
+	publish_gateway_status(true);
+}
+
+void rbd_backstore::publish_gateway_status(bool force)
+{
+	if (options_.handle_per_queue || !session_)
+		return;
+	gateway_status now;
+	now.lock_owner = lock_state() == rbd_lock_state::owner;
+	now.lock_lost = lock_lost_.load(std::memory_order_relaxed);
+	now.conn_lost = reopens();
+	now.timed_out = timed_out_.load(std::memory_order_relaxed);
+	if (!force && now.lock_owner == published_.lock_owner && now.lock_lost == published_.lock_lost &&
+	    now.conn_lost == published_.conn_lost && now.timed_out == published_.timed_out)
+		return;
+	if (update_gateway_status(session_->cluster(), now) == 0)
+		published_ = now;
 }
 
 } // namespace tcmud

@@ -4,7 +4,10 @@
 // reports; under implicit ALUA a write at the gateway without the lock
 // takes it over, the old owner is fenced and comes back as standby, and a
 // gateway that lost the lock waits takeover_holdoff before taking it back.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -180,4 +183,58 @@ TEST_CASE("rbd ALUA: gateways written at once move the lock at most once per hol
 	CHECK(moves <= span / holdoff + 1);
 	CHECK(good_a > 0);
 	CHECK(good_b > 0);
+}
+
+// The cluster's service map, as gwcli and the dashboard read it: the
+// gateway under service "tcmu-runner" as "<host>:<pool>/<image>" with the
+// image's metadata (`ceph service dump`), and its status (`ceph service
+// status`: lock_owner and the counters) following a broken lock, the
+// reopen, and the lock taken again.
+TEST_CASE("rbd: a gateway registers in the service map with its lock state", "[rbd][alua]")
+{
+	if (!getenv("TCMUD_RBD_TEST_MGR")) {
+		WARN("no mgr in this test cluster (ceph-mgr not installed): service map not checked");
+		return;
+	}
+	admin_client admin;
+	const std::string name = admin.create(image_size);
+	rbd_fixture g(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size,
+			       alua_pair::options(1s)));
+	auto mgr = [&](const char *prefix) {
+		const std::string json = std::string(R"({"prefix": ")") + prefix + R"(", "format": "json"})";
+		const char *cmd[] = {json.c_str()};
+		char *out = nullptr, *status = nullptr;
+		size_t out_len = 0, status_len = 0;
+		int r = rados_mgr_command(admin.cluster(), cmd, 1, "", 0, &out, &out_len, &status,
+					  &status_len);
+		std::string text = r == 0 && out ? std::string(out, out_len) : std::string();
+		rados_buffer_free(out);
+		rados_buffer_free(status);
+		return text;
+	};
+	auto status_has = [&](const std::string &field) {
+		return mgr("service status").find(field) != std::string::npos;
+	};
+	char host[256] = {};
+	gethostname(host, sizeof(host) - 1);
+	const std::string daemon = std::string(host) + ":rbd/" + name;
+	REQUIRE(eventually([&] { return mgr("service dump").find("\"" + daemon + "\"") !=
+					std::string::npos; }, 20s));
+	std::string d = mgr("service dump");
+	INFO(d);
+	CHECK(d.find("\"tcmu-runner\":") != std::string::npos);
+	CHECK(d.find("\"image_name\":\"" + name + "\"") != std::string::npos);
+	CHECK(d.find("\"pool_name\":\"rbd\"") != std::string::npos);
+	CHECK(eventually([&] { return status_has("\"lock_owner\":\"true\""); }, 20s));
+	CHECK(status_has("\"lock_lost_cnt\":\"0\""));
+
+	// The lock broken (rbd lock rm): fenced, reopened with a new client
+	// (registered again), the lock taken back as nobody holds it.
+	break_exclusive_lock(admin.open(name));
+	CHECK(eventually([&] { return g.store->reopens() == 1 &&
+				      g.store->lock_state() == rbd_lock_state::owner; }, 20s));
+	CHECK(eventually([&] { return status_has("\"conn_lost_cnt\":\"1\"") &&
+				      status_has("\"lock_lost_cnt\":\"1\"") &&
+				      status_has("\"lock_owner\":\"true\""); }, 20s));
+	INFO(mgr("service status"));
 }

@@ -23,6 +23,12 @@ done
 dir=$(mktemp -d /var/tmp/tcmud-rbd-unit.XXXXXX)
 # Its own namespace and subnet, so a VM test bed may run at the same time.
 args=(--dir "$dir" --netns "tcmud-rbdu$$" --subnet "10.214.$(( $$ % 200 + 20 ))" --image disk0:64M)
+# A mgr where ceph-mgr is installed, for the service-map case
+# (TCMUD_RBD_TEST_MGR=1 tells the tests; without it they skip that case).
+if command -v ceph-mgr > /dev/null; then
+	args+=(--mgr)
+	export TCMUD_RBD_TEST_MGR=1
+fi
 down() { "$testbed" "${args[@]}" down >/dev/null 2>&1 || true; rm -rf "$dir"; }
 trap down EXIT
 t0=$(date +%s.%N)
