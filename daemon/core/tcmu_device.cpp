@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -145,8 +146,8 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 	// them after the device exists), with the lock owner's group on top;
 	// the backstore learns which group is ours and whether to take the
 	// lock over when writes come here (implicit failover).
-	lc.port_groups = [cfg = configfs_, roots = roots_, store = store_,
-			  prefix = prefix_] {
+	lc.port_groups = [cfg = configfs_, roots = roots_, store = store_, prefix = prefix_,
+			  warned = std::make_shared<std::atomic<bool>>(false)] {
 		auto read = read_target_port_groups(cfg.dir(), roots);
 		if (!read) {
 			log_warn(prefix, "ALUA groups unreadable, reported as none: %s",
@@ -154,6 +155,12 @@ setup_result<void> tcmu_device::make_logical_unit(const backstore_config &bc)
 			return scsi::target_port_groups{};
 		}
 		const bool ours = !read->groups.empty() && read->have_local_port;
+		if (ours && read->explicit_configured && !warned->exchange(true))
+			log_warn(prefix, "ALUA group %u allows explicit transitions (SET TARGET PORT "
+				 "GROUPS), which tcmud does not implement: reported as implicit. A "
+				 "group the kernel holds in standby then never serves I/O; use implicit "
+				 "failover (ceph-iscsi: alua_failover_type = implicit, its default)",
+				 read->local_group);
 		store->set_local_port_group(ours ? std::optional<uint16_t>(read->local_group)
 						 : std::nullopt,
 					    ours && (read->tpgs & scsi::TPGS_IMPLICIT));

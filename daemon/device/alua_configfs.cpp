@@ -152,6 +152,7 @@ setup_result<scsi::target_port_group> read_group(const fs::path &dir, const devi
 			out.local_group = g.id;
 			out.local_relative_port = port;
 			out.tpgs = tpgs_of(*type);
+			out.explicit_configured = type->find("Explicit") != std::string::npos;
 			out.implicit_transition_secs = static_cast<uint8_t>(std::min<uint64_t>(*trans, 255));
 		}
 	}

@@ -65,6 +65,10 @@ struct target_port_groups {
 	uint16_t local_group = 0;          // that port's group
 	uint16_t local_relative_port = 0;  // and its identifier
 	uint8_t implicit_transition_secs = 0;  // extended header, byte 5
+	// The local group is configured for explicit transitions (ceph-iscsi's
+	// "explicit" failover): reported implicit, since SET TARGET PORT
+	// GROUPS is not implemented; the device layer warns about it.
+	bool explicit_configured = false;
 };
 
 // The picture every gateway reports when one group's gateway holds the

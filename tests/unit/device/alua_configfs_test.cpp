@@ -72,6 +72,21 @@ TEST_CASE("ALUA groups: ceph-iscsi's implicit layout on gateway 1", "[alua]")
 	CHECK(got->local_relative_port == 11);
 	CHECK(got->tpgs == scsi::TPGS_IMPLICIT);
 	CHECK(got->implicit_transition_secs == 45);
+	CHECK_FALSE(got->explicit_configured);
+}
+
+TEST_CASE("ALUA groups: explicit transitions configured are reported implicit, and said",
+	  "[alua]")
+{
+	fake_tree t;
+	fs::path dev = t.configfs_dir("user_0/disk_1");
+	// ceph-iscsi's explicit layout: "Implicit and Explicit", standby.
+	add_group(t, dev, "ao", 1, 2, "Implicit and Explicit", "iSCSI/" + wwn + "/tpgt_1/lun_0\n", 1);
+	add_port(t, 1, 11, true);
+	auto got = read_target_port_groups(dev, t.roots);
+	REQUIRE(got);
+	CHECK(got->tpgs == scsi::TPGS_IMPLICIT);
+	CHECK(got->explicit_configured);
 }
 
 TEST_CASE("ALUA groups: only the kernel's default group is no ALUA", "[alua]")

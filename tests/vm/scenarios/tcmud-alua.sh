@@ -7,7 +7,8 @@
 # node. Checked: INQUIRY's TPGS, VPD 0x83's relative target port and port
 # group designators, REPORT TARGET PORT GROUPS (sg_rtpg) in both formats,
 # Linux's ALUA device handler attaching with those values, and data still
-# flowing; before the groups exist, no ALUA at all (TPGS 0, no RTPG).
+# flowing; before the groups exist, no ALUA at all (TPGS 0, no RTPG); with
+# explicit transitions configured, still implicit and one warning.
 . "$TCMUD_SRC/tests/vm/guest/lib.sh"
 load_target_stack
 modprobe iscsi_target_mod 2>/dev/null || skip "no iscsi_target_mod"
@@ -91,6 +92,15 @@ expect_eq "$(cat "/sys/block/${sd#/dev/}/device/dh_state" 2>/dev/null || echo no
 
 # Data flows as before.
 fio_write_verify "$sd" 8M
+
+# ceph-iscsi's explicit failover sets "Implicit and Explicit": tcmud has no
+# SET TARGET PORT GROUPS, keeps reporting implicit, and says so once.
+echo 3 > "$bs/alua/ao/alua_access_type"
+expect_match "$(sg_inq "$sd")" "TPGS=1" "INQUIRY with explicit transitions configured"
+sg_rtpg "$sg" > /dev/null || fail "sg_rtpg with explicit transitions configured"
+grep -q "ALUA group 1 allows explicit transitions" "$TCMUD_LOG" ||
+	fail "no warning about explicit ALUA in $TCMUD_LOG"
+expect_eq "$(grep -c "allows explicit transitions" "$TCMUD_LOG")" 1 "warnings about explicit ALUA"
 rm -f "$itpg/lun/lun_0/alua0"
 rmdir "$itpg/lun/lun_0" "$itpg" "$TARGET/iscsi/$iqn"
 log "ALUA as configured: reported, and taken by the initiator"
