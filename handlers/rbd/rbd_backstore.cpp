@@ -173,15 +173,10 @@ rbd_backstore::~rbd_backstore()
 
 std::string rbd_backstore::lock_owners() const
 {
-	rbd_lock_mode_t mode;
-	char *owners[4] = {};
-	size_t count = 4;
-	int r = rbd_lock_get_owners(session_->image(), &mode, owners, &count);
-	if (r < 0 || count == 0)
-		return r == -ENOENT || count == 0 ? "nobody" : std::string("unknown (") + strerror(-r) + ")";
-	std::string who = owners[0];
-	rbd_lock_get_owners_cleanup(owners, count);
-	return who;
+	std::string who;
+	if (int r = image_lock_holder(session_->image(), who); r < 0)
+		return std::string("unknown (") + strerror(-r) + ")";
+	return who.empty() ? "nobody" : who;
 }
 
 // At open, on the control thread. Only an unowned lock is acquired here
@@ -452,10 +447,7 @@ int rbd_backstore::write_gate() const
 			// The initiator sent a write here: its path choice.
 			// BUSY until the keeper has the lock (or, within the
 			// holdoff after losing it, until the holdoff ends).
-			const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-						    std::chrono::steady_clock::now().time_since_epoch())
-						    .count();
-			if (now >= holdoff_until_ns_.load(std::memory_order_acquire))
+			if (!in_holdoff())
 				request_takeover();
 			return -EBUSY;
 		}

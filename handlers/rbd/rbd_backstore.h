@@ -179,6 +179,7 @@ private:
 	void read_lock_tag(const std::string &holder);
 	bool failover_wait(std::chrono::milliseconds d);
 	void start_holdoff();
+	bool in_holdoff() const;
 	void request_takeover() const;
 	void remove_stale_blocklist_entry(const std::string &address);
 	// rbd_service_map.h, keeper thread: register the current client, and

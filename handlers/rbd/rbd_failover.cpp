@@ -45,24 +45,6 @@ int32_t tag_group(std::string_view tag, std::string_view holder)
 	return group;
 }
 
-// The lock's holder as librbd names it (what rbd_lock_break takes), empty
-// for none, or -errno.
-int lock_holder(rbd_image_t image, std::string &holder)
-{
-	rbd_lock_mode_t mode;
-	char *owners[4] = {};
-	size_t count = 4;
-	int r = rbd_lock_get_owners(image, &mode, owners, &count);
-	holder.clear();
-	if (r == -ENOENT || (r == 0 && count == 0))
-		return 0;
-	if (r < 0)
-		return r;
-	holder = owners[0];
-	rbd_lock_get_owners_cleanup(owners, count);
-	return 0;
-}
-
 } // namespace
 
 std::optional<uint16_t> rbd_backstore::owner_port_group() const
@@ -113,6 +95,13 @@ void rbd_backstore::start_holdoff()
 				std::memory_order_release);
 }
 
+// Any thread (write_gate, the keeper): whether this gateway lost the lock
+// too recently to take it over.
+bool rbd_backstore::in_holdoff() const
+{
+	return steady_ns() < holdoff_until_ns_.load(std::memory_order_acquire);
+}
+
 // Keeper thread, owner: records our group with the lock.
 void rbd_backstore::write_lock_tag()
 {
@@ -120,7 +109,7 @@ void rbd_backstore::write_lock_tag()
 	if (group < 0)
 		return;
 	std::string holder;
-	if (int r = lock_holder(session_->image(), holder); r < 0 || holder.empty()) {
+	if (int r = image_lock_holder(session_->image(), holder); r < 0 || holder.empty()) {
 		tag_dirty_.store(true, std::memory_order_release);
 		return;  // retried at the next poll
 	}
@@ -156,11 +145,11 @@ void rbd_backstore::read_lock_tag(const std::string &holder)
 // nothing more) and take it; never while this gateway's holdoff runs.
 void rbd_backstore::take_over(rbd_lock_state from)
 {
-	if (steady_ns() < holdoff_until_ns_.load(std::memory_order_acquire))
+	if (in_holdoff())
 		return;
 	rbd_image_t image = session_->image();
 	std::string holder;
-	int r = lock_holder(image, holder);
+	int r = image_lock_holder(image, holder);
 	if (r == 0 && !holder.empty())
 		r = rbd_lock_break(image, RBD_LOCK_MODE_EXCLUSIVE, holder.c_str());
 	if (r == 0 || r == -ENOENT)
@@ -176,7 +165,7 @@ void rbd_backstore::take_over(rbd_lock_state from)
 		return;
 	}
 	std::string now;
-	lock_holder(image, now);
+	image_lock_holder(image, now);
 	note_holder(now, true);
 	takeovers_.fetch_add(1, std::memory_order_acq_rel);
 	log_warn(log_prefix_, "implicit ALUA failover: took the exclusive lock on %s over from %s "

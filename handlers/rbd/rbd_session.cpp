@@ -214,4 +214,20 @@ setup_result<rbd_image_t> rbd_session::open_image() const
 	return image;
 }
 
+int image_lock_holder(rbd_image_t image, std::string &holder)
+{
+	rbd_lock_mode_t mode;
+	char *owners[4] = {};
+	size_t count = 4;
+	int r = rbd_lock_get_owners(image, &mode, owners, &count);
+	holder.clear();
+	if (r == -ENOENT || (r == 0 && count == 0))
+		return 0;
+	if (r < 0)
+		return r;
+	holder = owners[0];
+	rbd_lock_get_owners_cleanup(owners, count);
+	return 0;
+}
+
 } // namespace tcmud

@@ -60,6 +60,11 @@ private:
 	const char *cache_source_ = "the conf";
 };
 
+// The image's exclusive-lock holder as librbd names it (rbd_lock_get_owners:
+// what rbd_lock_break takes and `rbd lock ls` shows as the address), empty
+// when nobody holds it; 0, or librbd's -errno.
+int image_lock_holder(rbd_image_t image, std::string &holder);
+
 // librbd's effective rbd_cache of an open image (rbd_config_image_list:
 // the conf with pool and image overrides applied); nullopt if unreadable.
 std::optional<bool> image_cache_setting(rbd_image_t image);

@@ -200,18 +200,7 @@ TEST_CASE("rbd: a gateway registers in the service map with its lock state", "[r
 	const std::string name = admin.create(image_size);
 	rbd_fixture g(open_rbd("rbd/" + name + ";conf=" + ceph_conf(), image_size,
 			       alua_pair::options(1s)));
-	auto mgr = [&](const char *prefix) {
-		const std::string json = std::string(R"({"prefix": ")") + prefix + R"(", "format": "json"})";
-		const char *cmd[] = {json.c_str()};
-		char *out = nullptr, *status = nullptr;
-		size_t out_len = 0, status_len = 0;
-		int r = rados_mgr_command(admin.cluster(), cmd, 1, "", 0, &out, &out_len, &status,
-					  &status_len);
-		std::string text = r == 0 && out ? std::string(out, out_len) : std::string();
-		rados_buffer_free(out);
-		rados_buffer_free(status);
-		return text;
-	};
+	auto mgr = [&](const char *prefix) { return admin.command(admin_client::to::mgr, prefix); };
 	auto status_has = [&](const std::string &field) {
 		return mgr("service status").find(field) != std::string::npos;
 	};

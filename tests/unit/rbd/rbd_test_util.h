@@ -74,18 +74,30 @@ public:
 		return img;
 	}
 
+	// The JSON output of a mon or mgr command ("osd blocklist ls",
+	// "service dump"), or empty if it failed.
+	enum class to { mon, mgr };
+	std::string command(to daemon, const std::string &prefix)
+	{
+		const std::string json = R"({"prefix": ")" + prefix + R"(", "format": "json"})";
+		const char *cmd[] = {json.c_str()};
+		char *out = nullptr, *status = nullptr;
+		size_t out_len = 0, status_len = 0;
+		int r = daemon == to::mon ? rados_mon_command(cluster_, cmd, 1, "", 0, &out, &out_len,
+							      &status, &status_len)
+					  : rados_mgr_command(cluster_, cmd, 1, "", 0, &out, &out_len,
+							      &status, &status_len);
+		std::string text = r == 0 && out ? std::string(out, out_len) : std::string();
+		rados_buffer_free(out);
+		rados_buffer_free(status);
+		return text;
+	}
 	// Whether `address` ("10.0.0.1:0/123") is on the OSD blocklist, as
 	// `ceph osd blocklist ls` says.
 	bool blocklisted(const std::string &address)
 	{
-		const char *cmd[] = {R"({"prefix": "osd blocklist ls", "format": "json"})"};
-		char *out = nullptr, *status = nullptr;
-		size_t out_len = 0, status_len = 0;
-		REQUIRE(rados_mon_command(cluster_, cmd, 1, "", 0, &out, &out_len, &status,
-					  &status_len) == 0);
-		std::string listing(out ? out : "", out_len);
-		rados_buffer_free(out);
-		rados_buffer_free(status);
+		std::string listing = command(to::mon, "osd blocklist ls");
+		REQUIRE(!listing.empty());
 		return !address.empty() && listing.find(address) != std::string::npos;
 	}
 
